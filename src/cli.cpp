@@ -1,0 +1,1 @@
+// The command-line front end (filled in by the CLI work).

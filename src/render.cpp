@@ -1,0 +1,1 @@
+// Rendering of evaluations and plans (filled in by the CLI work).
