@@ -30,14 +30,19 @@ struct Context {
 }
 
 /// The effective FLOP rate: the cluster's figure, or, when the workload gives a measured time
-/// per micro-batch, the rate at which the reference plan's FLOPs take that time — so every
-/// candidate is timed at the efficiency the user measured.
+/// per micro-batch, the rate at which the reference plan's compute (its FLOPs, plus the
+/// score-matrix traffic of untiled attention, which is bound by memory bandwidth) takes that
+/// time — so every candidate is timed at the efficiency the user measured.
 [[nodiscard]] inline Context make_context(const Scenario& s) {
   Context ctx{s.model, s.cluster, s.workload, s.cluster.gpu.flops_per_second, false};
   const double measured = s.workload.training.step_time_per_micro_batch_seconds;
   if (s.workload.kind == WorkloadKind::training && measured > 0) {
-    ctx.flops_per_second = micro_batch_flops(s.model, reference_plan(s)).total() / measured;
-    ctx.calibrated = true;
+    const Plan ref = reference_plan(s);
+    const double io = training_time(s.model, s.cluster, ref, 1.0).scores_io_seconds;
+    if (measured > io) {
+      ctx.flops_per_second = micro_batch_flops(s.model, ref).total() / (measured - io);
+      ctx.calibrated = true;
+    }
   }
   return ctx;
 }

@@ -36,6 +36,7 @@ struct TrainingTime {
   double dense_seconds = 0;
   double attention_seconds = 0;
   double recompute_seconds = 0;
+  double scores_io_seconds = 0;  ///< HBM traffic of a materialised score matrix (no flash)
   std::int64_t tp_messages = 0;  ///< all-reduces (or SP's RS+AG pairs) per micro-batch
   double tp_message_bytes = 0;
   CollectiveCost tp_collective;  ///< one of those messages
@@ -50,13 +51,14 @@ struct TrainingTime {
   std::int64_t micro_batches = 1;
   double bubble_seconds = 0;
   DataParallelTraffic dp;
+  double inter_node_bytes = 0;  ///< bytes per GPU per step that cross nodes (all axes)
   double step_seconds = 0;
   double global_sequences = 0;
   double tokens_per_second = 0;
   double mfu = 0;  ///< model FLOP/s per GPU ÷ the scenario's effective FLOP/s
 
   [[nodiscard]] double compute_seconds() const noexcept {
-    return dense_seconds + attention_seconds + recompute_seconds;
+    return dense_seconds + attention_seconds + recompute_seconds + scores_io_seconds;
   }
   [[nodiscard]] double micro_batch_seconds() const noexcept {
     return compute_seconds() + tp_seconds + cp_exposed_seconds + pp_seconds;
@@ -150,6 +152,19 @@ struct TrainingTime {
   const double local_tokens = static_cast<double>(m.seq_len) / static_cast<double>(p.cp);
   const double b = static_cast<double>(p.micro_batch);
   const double h = static_cast<double>(m.hidden);
+  const double accum = static_cast<double>(p.grad_accum);
+
+  // Standard (untiled) attention writes the score tensors to HBM in the forward pass and
+  // reads them back in the backward, at least the 5·a·s²·b bytes it stores (Dao et al. 2022
+  // §3.2, Theorem 2: Θ(Nd + N²) HBM accesses against tiled attention's Θ(N²d²/M)); selective
+  // or full recompute writes them once more. Tiled attention avoids this traffic.
+  if (!p.flash_attention) {
+    const double scores = layer_activation_terms(m, b, local_tokens).scores_bytes /
+                          static_cast<double>(p.tp);
+    const double passes = p.recompute == Recompute::none ? 2.0 : 3.0;
+    t.scores_io_seconds =
+        passes * scores * layers / c.gpu.memory_bandwidth_bytes_per_second;
+  }
 
   // Tensor parallel: 2 all-reduces of s·b·h in the forward and 2 in the backward of every
   // layer (Narayanan et al. 2021 §3.2; with SP an equal-volume reduce-scatter + all-gather,
@@ -163,6 +178,11 @@ struct TrainingTime {
     const double per_layer = p.recompute == Recompute::full ? 6.0 : 4.0;
     t.tp_messages = static_cast<std::int64_t>(per_layer * layers);
     t.tp_seconds = static_cast<double>(t.tp_messages) * t.tp_collective.seconds();
+    if (!inside) {
+      const double n = static_cast<double>(p.tp);
+      t.inter_node_bytes += accum * static_cast<double>(t.tp_messages) * 2.0 * (n - 1.0) / n *
+                            t.tp_message_bytes;
+    }
   }
 
   // Context parallel (ring attention, Liu et al. 2023, arXiv 2310.01889): cp − 1 K/V blocks of
@@ -178,6 +198,10 @@ struct TrainingTime {
     const double attention_per_layer = t.attention_seconds / layers;
     t.cp_seconds = per_layer * layers;
     t.cp_exposed_seconds = std::max(0.0, per_layer - attention_per_layer) * layers;
+    if (!inside) {
+      t.inter_node_bytes +=
+          accum * passes * static_cast<double>(p.cp - 1) * t.cp_block_bytes * layers;
+    }
   }
 
   // Pipeline: one activation send forward and one gradient send backward per micro-batch per
@@ -188,6 +212,7 @@ struct TrainingTime {
     t.pp_message_bytes = local_tokens * b * h * bf16_bytes / static_cast<double>(p.tp);
     t.pp_seconds = 2.0 * cheapest_collective(Collective::point_to_point, 2, t.pp_message_bytes,
                                              tier, inside).seconds();
+    if (!inside) t.inter_node_bytes += accum * 2.0 * t.pp_message_bytes;
   }
 
   t.micro_batches = p.grad_accum;
@@ -195,6 +220,7 @@ struct TrainingTime {
   t.bubble_seconds = static_cast<double>(p.pp - 1) * slot;
   t.dp = data_parallel_traffic(m, c, p, f.forward() / flops_per_second,
                                f.backward() / flops_per_second);
+  if (!t.dp.inside_node) t.inter_node_bytes += t.dp.bytes_per_step;
   t.step_seconds = static_cast<double>(p.grad_accum) * slot + t.bubble_seconds +
                    t.dp.exposed_seconds;
   t.global_sequences = static_cast<double>(p.dp * p.micro_batch * p.grad_accum);
@@ -219,6 +245,7 @@ struct ServingTime {
   std::int64_t replicas = 1;
   double tokens_per_second = 0;
   double slo_margin_seconds = 0;  ///< SLO minus per-token time (negative: missed)
+  double inter_node_bytes = 0;    ///< bytes per GPU per decode step that cross nodes
 };
 
 /// One decode step of an engine of tp × pp GPUs (docs/model.md §8). Decode is bound by memory
@@ -245,9 +272,15 @@ struct ServingTime {
                                 tier);
     t.tp_messages = 2 * m.layers;
     t.tp_seconds = static_cast<double>(t.tp_messages) * t.tp_collective.seconds();
+    if (!inside) {
+      const double n = static_cast<double>(p.tp);
+      t.inter_node_bytes +=
+          static_cast<double>(t.tp_messages) * 2.0 * (n - 1.0) / n * t.tp_message_bytes;
+    }
   }
   if (p.pp > 1) {
     const bool inside = inside_node(p, c, {Axis::pp});
+    if (!inside) t.inter_node_bytes += (stages - 1.0) * t.tp_message_bytes;
     const Tier& tier = inside ? c.intra_node : c.inter_node;
     t.pp_seconds = (stages - 1.0) * cheapest_collective(Collective::point_to_point, 2,
                                                          t.tp_message_bytes, tier, inside)
