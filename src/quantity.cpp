@@ -24,7 +24,7 @@ struct Unit {
 };
 
 // Within a dimension, the order is the preference for suggestions on ties: bytes before bits,
-// so "GBps" suggests "GB/s" rather than "Gbps", which is eight times smaller.
+// so "GB/sec" suggests "GB/s" rather than "Gb/s", which is eight times smaller.
 constexpr std::array units{
     Unit{"B", 1.0, Dimension::bytes},
     Unit{"KB", kb, Dimension::bytes},
@@ -52,6 +52,10 @@ constexpr std::array units{
     Unit{"MiB/s", mib, Dimension::bytes_per_second},
     Unit{"GiB/s", gib, Dimension::bytes_per_second},
     Unit{"TiB/s", tib, Dimension::bytes_per_second},
+    // "p" for "per", capital B for bytes, as in Calculon's "GBps" keys.
+    Unit{"MBps", mb, Dimension::bytes_per_second},
+    Unit{"GBps", gb, Dimension::bytes_per_second},
+    Unit{"TBps", tb, Dimension::bytes_per_second},
     // Network links are quoted in bits per second; a byte is 8 bits.
     Unit{"Mb/s", mb / 8, Dimension::bytes_per_second},
     Unit{"Mbit/s", mb / 8, Dimension::bytes_per_second},
@@ -118,17 +122,27 @@ const Unit* find_unit(std::string_view name) noexcept {
   return nullptr;
 }
 
-/// A unit that differs only in case comes first ("gib" -> "GiB": two edits, too far for
-/// the distance rule on a short word), then the nearest spelling.
-std::optional<std::string> suggest_unit(std::string_view name, std::optional<Dimension> want) {
+/// Units that differ only in case come first ("gib" -> "GiB": two edits, too far for the
+/// distance rule on a short word). All of them are offered, because case carries meaning:
+/// "gb/s" could be "GB/s" or "Gb/s", eight times apart. Else the nearest spelling.
+std::string suggest_unit(std::string_view name, std::optional<Dimension> want) {
   std::vector<std::string_view> names;
+  std::vector<std::string> same_letters;
   for (const Unit& u : units) {
-    if (!want || u.dimension == *want) names.push_back(u.name);
+    if (want && u.dimension != *want) continue;
+    names.push_back(u.name);
+    if (equal_ignoring_case(u.name, name)) same_letters.push_back(fmt::format("\"{}\"", u.name));
   }
-  for (const std::string_view n : names) {
-    if (equal_ignoring_case(n, name)) return std::string(n);
+  if (same_letters.empty()) {
+    if (const auto guess = closest(name, names))
+      same_letters.push_back(fmt::format("\"{}\"", *guess));
   }
-  return closest(name, names);
+  if (same_letters.empty()) return "";
+  std::string out = " (did you mean " + same_letters.front();
+  for (std::size_t i = 1; i < same_letters.size(); ++i) {
+    out += (i + 1 == same_letters.size() ? " or " : ", ") + same_letters[i];
+  }
+  return out + "?)";
 }
 
 std::string expected_units(std::optional<Dimension> want) {
@@ -139,8 +153,9 @@ std::string expected_units(std::optional<Dimension> want) {
 
 std::string unreadable(std::string_view text, std::optional<Dimension> want) {
   if (!want) {
-    return fmt::format("cannot read {} as a quantity; write a number and a unit, such as \"50 GB/s\"",
-                       quote(text));
+    return fmt::format(
+        "cannot read {} as a quantity; write a number and a unit, such as \"50 GB/s\"",
+        quote(text));
   }
   return fmt::format("cannot read {} as {}; write a number and a unit, such as \"{}\"", quote(text),
                      words(*want).noun, words(*want).example);
@@ -148,28 +163,25 @@ std::string unreadable(std::string_view text, std::optional<Dimension> want) {
 
 std::string no_unit(std::string_view text, std::optional<Dimension> want) {
   if (!want) {
-    return fmt::format("{} has no unit; write a unit (\"192 GiB\", \"15 us\", \"50 GB/s\") or, for a "
-                       "figure in base units, a bare JSON number",
-                       quote(text));
+    return fmt::format(
+        "{} has no unit; write a unit (\"192 GiB\", \"15 us\", \"50 GB/s\") or, for a "
+        "figure in base units, a bare JSON number",
+        quote(text));
   }
-  return fmt::format("{} has no unit; write {} with one of {} (such as \"{}\"), or a bare JSON number "
-                     "in {}",
-                     quote(text), words(*want).noun, unit_list(*want), words(*want).example,
-                     base_unit(*want));
+  return fmt::format(
+      "{} has no unit; write {} with one of {} (such as \"{}\"), or a bare JSON number "
+      "in {}",
+      quote(text), words(*want).noun, unit_list(*want), words(*want).example, base_unit(*want));
 }
 
 std::string unknown_unit(std::string_view unit, std::string_view text,
                          std::optional<Dimension> want) {
-  const auto suggestion = suggest_unit(unit, want);
-  if (suggestion) {
-    return fmt::format("unknown unit {} in {} (did you mean \"{}\"?); {}", quote(unit), quote(text),
-                       *suggestion, expected_units(want));
-  }
-  return fmt::format("unknown unit {} in {}; {}", quote(unit), quote(text), expected_units(want));
+  return fmt::format("unknown unit {} in {}{}; {}", quote(unit), quote(text),
+                     suggest_unit(unit, want), expected_units(want));
 }
 
 [[noreturn]] void throw_at(const std::string& origin, const std::string& pointer,
-                          const std::string& message) {
+                           const std::string& message) {
   throw InputError(origin, pointer, message);
 }
 
@@ -207,22 +219,29 @@ AnyQuantity parse_text(std::string_view text, std::optional<Dimension> want,
 
 std::string_view base_unit(Dimension d) noexcept {
   switch (d) {
-    case Dimension::bytes: return "bytes";
-    case Dimension::seconds: return "seconds";
-    case Dimension::bytes_per_second: return "bytes/s";
-    case Dimension::flops_per_second: return "FLOP/s";
+    case Dimension::bytes:
+      return "bytes";
+    case Dimension::seconds:
+      return "seconds";
+    case Dimension::bytes_per_second:
+      return "bytes/s";
+    case Dimension::flops_per_second:
+      return "FLOP/s";
   }
   return "bytes";
 }
 
 std::string_view unit_list(Dimension d) noexcept {
   switch (d) {
-    case Dimension::bytes: return "B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB";
-    case Dimension::seconds: return "s, ms, us, \u00b5s, ns";
+    case Dimension::bytes:
+      return "B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB";
+    case Dimension::seconds:
+      return "s, ms, us, \u00b5s, ns";
     case Dimension::bytes_per_second:
-      return "B/s, KB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s, TiB/s, Mb/s, Gb/s, Tb/s, Gbit/s, "
-             "Gbps";
-    case Dimension::flops_per_second: return "FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s";
+      return "B/s, KB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s, TiB/s, GBps, Mb/s, Gb/s, Tb/s, "
+             "Gbit/s, Gbps";
+    case Dimension::flops_per_second:
+      return "FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s";
   }
   return "";
 }
@@ -239,7 +258,8 @@ std::string describe_value(const json& v) {
 
 double parse_quantity(const json& v, Dimension d, const std::string& origin,
                       const std::string& pointer) {
-  if (v.is_string()) return parse_quantity_text(v.get_ref<const std::string&>(), d, origin, pointer);
+  if (v.is_string())
+    return parse_quantity_text(v.get_ref<const std::string&>(), d, origin, pointer);
   if (!v.is_number()) {
     throw InputError(origin, pointer,
                      fmt::format("expected {} (a number or a string such as \"{}\"), got {}",
@@ -247,8 +267,9 @@ double parse_quantity(const json& v, Dimension d, const std::string& origin,
   }
   const double x = v.get<double>();
   if (!std::isfinite(x) || x < 0) {
-    throw InputError(origin, pointer, fmt::format("expected a non-negative {}, got {}",
-                                                  words(d).bare, describe_value(v)));
+    throw InputError(
+        origin, pointer,
+        fmt::format("expected a non-negative {}, got {}", words(d).bare, describe_value(v)));
   }
   return x;
 }
@@ -272,8 +293,8 @@ std::string format_quantity(double value, Dimension d) {
   static const std::vector<Scale> bytes{{tib * 1024, "PiB"}, {tib, "TiB"}, {gib, "GiB"},
                                         {mib, "MiB"},        {kib, "KiB"}, {1, "B"}};
   static const std::vector<Scale> seconds{{1, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}};
-  static const std::vector<Scale> rates{{1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"},
-                                        {1e3, "KB/s"},  {1, "B/s"}};
+  static const std::vector<Scale> rates{
+      {1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "KB/s"}, {1, "B/s"}};
   static const std::vector<Scale> flops{
       {1e15, "PFLOP/s"}, {1e12, "TFLOP/s"}, {1e9, "GFLOP/s"}, {1, "FLOP/s"}};
   const std::vector<Scale>& scales = d == Dimension::bytes              ? bytes
@@ -281,7 +302,8 @@ std::string format_quantity(double value, Dimension d) {
                                      : d == Dimension::bytes_per_second ? rates
                                                                         : flops;
   if (value == 0) {
-    return fmt::format("0 {}", d == Dimension::seconds ? std::string_view("s") : scales.back().name);
+    return fmt::format("0 {}",
+                       d == Dimension::seconds ? std::string_view("s") : scales.back().name);
   }
   const Scale* pick = &scales.back();
   for (const Scale& s : scales) {

@@ -38,13 +38,13 @@ struct IntRule {
   std::int64_t hi;
 };
 
-constexpr IntRule gpu_count{1, pow2(24)};   // nodes, gpus_per_node, plan degrees
+constexpr IntRule gpu_count{1, pow2(24)};  // nodes, gpus_per_node, plan degrees
 constexpr IntRule layer_count{1, pow2(20)};
-constexpr IntRule width{1, pow2(24)};       // hidden, heads, kv_heads
-constexpr IntRule ffn_width{1, pow2(26)};   // 4·hidden fits
+constexpr IntRule width{1, pow2(24)};      // hidden, heads, kv_heads
+constexpr IntRule ffn_width{1, pow2(26)};  // 4·hidden fits
 constexpr IntRule vocab_size{1, pow2(30)};
-constexpr IntRule token_count{1, pow2(30)};  // seq_len, context_tokens
-constexpr IntRule batch_count{1, pow2(16)};  // micro_batch, grad_accum, serving batch
+constexpr IntRule token_count{1, pow2(30)};     // seq_len, context_tokens
+constexpr IntRule batch_count{1, pow2(16)};     // micro_batch, grad_accum, serving batch
 constexpr IntRule sequence_count{1, pow2(32)};  // micro_batch · grad_accum
 constexpr IntRule zero_stage{0, 3};
 constexpr std::int64_t max_world = pow2(24);
@@ -59,14 +59,13 @@ struct NumberRule {
 
 constexpr NumberRule gpu_memory{1, false, 0x1p60,
                                 "a GPU memory size such as \"192 GiB\" (1 B to 2^60 B)"};
-constexpr NumberRule reserve_size{0, false, 0x1p60,
-                                  "a size such as \"10 GiB\" (0 to 2^60 B)"};
+constexpr NumberRule reserve_size{0, false, 0x1p60, "a size such as \"10 GiB\" (0 to 2^60 B)"};
 constexpr NumberRule hbm_bandwidth{1, false, 1e18,
                                    "a bandwidth such as \"4.8 TB/s\" (1 B/s to 1e18 B/s)"};
 constexpr NumberRule link_bandwidth{1, false, 1e18,
                                     "a bandwidth such as \"50 GB/s\" (1 B/s to 1e18 B/s)"};
-constexpr NumberRule compute_rate{1, false, 1e21,
-                                  "a compute rate such as \"400 TFLOP/s\" (1 FLOP/s to 1e21 FLOP/s)"};
+constexpr NumberRule compute_rate{
+    1, false, 1e21, "a compute rate such as \"400 TFLOP/s\" (1 FLOP/s to 1e21 FLOP/s)"};
 constexpr NumberRule link_latency{0, false, 60, "a latency such as \"5 us\" (0 to 60 s)"};
 constexpr NumberRule step_time{0, true, 1e6, "a positive time such as \"700 ms\" (at most 1e6 s)"};
 constexpr NumberRule slo_time{0, true, 3600, "a positive time such as \"25 ms\" (at most 3600 s)"};
@@ -74,8 +73,8 @@ constexpr NumberRule batch_tokens{0, true, 0x1p50,
                                   "a positive number of tokens such as 4194304 (at most 2^50)"};
 constexpr NumberRule training_bytes{
     4, false, 64, "a number of bytes per parameter from 4 to 64 (16 for mixed-precision Adam)"};
-constexpr NumberRule serving_bytes{0, true, 64,
-                                   "a positive number of bytes per weight, at most 64 (2 for bf16)"};
+constexpr NumberRule serving_bytes{
+    0, true, 64, "a positive number of bytes per weight, at most 64 (2 for bf16)"};
 constexpr NumberRule efficiency{0, true, 1, "a fraction in (0, 1], such as 0.7"};
 constexpr NumberRule param_count{0, true, 1e16,
                                  "a positive parameter count such as 8e9 (at most 1e16)"};
@@ -137,7 +136,8 @@ std::string library_message(std::string_view what) {
 std::string library_reason(std::string_view what) {
   std::string message = library_message(what);
   if (message.starts_with("parse error")) {
-    if (const auto colon = message.find(": "); colon != std::string::npos) message.erase(0, colon + 2);
+    if (const auto colon = message.find(": "); colon != std::string::npos)
+      message.erase(0, colon + 2);
   }
   return message;
 }
@@ -202,7 +202,8 @@ std::string int_expect(IntRule r, bool with_limit) {
 /// Integers may be written 8e9: a float that is exactly integral is accepted.
 std::int64_t read_int(const json& v, IntRule r, const std::string& origin, const std::string& ptr) {
   const auto bad = [&](bool too_large) {
-    fail(origin, ptr, fmt::format("expected {}, got {}", int_expect(r, too_large), describe_value(v)));
+    fail(origin, ptr,
+         fmt::format("expected {}, got {}", int_expect(r, too_large), describe_value(v)));
   };
   if (v.is_number_unsigned()) {
     const auto u = v.get<std::uint64_t>();
@@ -234,7 +235,8 @@ bool read_bool(const json& v, const std::string& origin, const std::string& ptr)
 }
 
 std::string read_string(const json& v, const std::string& origin, const std::string& ptr) {
-  if (!v.is_string()) fail(origin, ptr, fmt::format("expected a string, got {}", describe_value(v)));
+  if (!v.is_string())
+    fail(origin, ptr, fmt::format("expected a string, got {}", describe_value(v)));
   return v.get<std::string>();
 }
 
@@ -248,7 +250,8 @@ void check_range(double x, const NumberRule& r, const json& v, const std::string
 
 double read_number(const json& v, const NumberRule& r, const std::string& origin,
                    const std::string& ptr) {
-  if (!v.is_number()) fail(origin, ptr, fmt::format("expected {}, got {}", r.expect, describe_value(v)));
+  if (!v.is_number())
+    fail(origin, ptr, fmt::format("expected {}, got {}", r.expect, describe_value(v)));
   const double x = v.get<double>();
   check_range(x, r, v, origin, ptr);
   return x;
@@ -296,8 +299,9 @@ class Object {
          std::initializer_list<std::string_view> keys)
       : v_(v), pointer_(std::move(pointer)), origin_(origin), keys_(keys) {
     if (!v.is_object()) {
-      fail(origin_, pointer_, fmt::format("expected an object with keys {}, got {}",
-                                          join(keys_, ", "), describe_value(v)));
+      fail(origin_, pointer_,
+           fmt::format("expected an object with keys {}, got {}", join(keys_, ", "),
+                       describe_value(v)));
     }
     for (const auto& item : v.items()) check_known(item.key(), keys_);
   }
@@ -360,7 +364,8 @@ class Object {
     return read_string(*v, origin_, path(key));
   }
 
-  [[nodiscard]] std::optional<double> maybe_number(std::string_view key, const NumberRule& r) const {
+  [[nodiscard]] std::optional<double> maybe_number(std::string_view key,
+                                                   const NumberRule& r) const {
     const json* v = find(key);
     if (v == nullptr) return std::nullopt;
     return read_number(*v, r, origin_, path(key));
@@ -423,9 +428,10 @@ void check_model(const Model& m, const std::string& origin) {
   }
   if (m.params > 0 && m.params <= embedding_params(m)) {
     fail(origin, "/model/params",
-         fmt::format("params ({:.4g}) must exceed the embedding parameters, vocab·hidden{} = {:.4g}; "
-                     "give the total parameter count, such as 8e9",
-                     m.params, m.tied_embeddings ? "" : "·2 (untied)", embedding_params(m)));
+         fmt::format(
+             "params ({:.4g}) must exceed the embedding parameters, vocab·hidden{} = {:.4g}; "
+             "give the total parameter count, such as 8e9",
+             m.params, m.tied_embeddings ? "" : "·2 (untied)", embedding_params(m)));
   }
 }
 
@@ -468,7 +474,8 @@ Gpu read_gpu(const json& v, const std::string& origin) {
 Tier read_tier(const json& v, const std::string& pointer, const std::string& origin) {
   const Object o(v, pointer, origin, {"bandwidth", "latency"});
   Tier t;
-  t.bandwidth_bytes_per_second = o.quantity("bandwidth", Dimension::bytes_per_second, link_bandwidth);
+  t.bandwidth_bytes_per_second =
+      o.quantity("bandwidth", Dimension::bytes_per_second, link_bandwidth);
   t.latency_seconds = o.quantity("latency", Dimension::seconds, link_latency);
   return t;
 }
@@ -494,10 +501,10 @@ Cluster read_cluster(const json& v, const std::string& origin) {
 }
 
 Workload read_workload(const json& v, const std::string& origin) {
-  const Object o(v, "/workload", origin,
-                 {"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch",
-                  "batch", "context_tokens", "slo_per_token", "memory_bandwidth_efficiency",
-                  "bytes_per_param"});
+  const Object o(
+      v, "/workload", origin,
+      {"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch", "batch",
+       "context_tokens", "slo_per_token", "memory_bandwidth_efficiency", "bytes_per_param"});
   Workload w;
   (void)o.need("kind", "\"training\" or \"serving\"");
   w.kind = *o.maybe_choice("kind", kind_choices);
@@ -584,8 +591,8 @@ ExpectedFigure read_figure(const json& v, const std::string& ptr, const std::str
   }
   const json& value = o.need("value", "a number or a quantity such as \"25 ms\"");
   if (value.is_string()) {
-    f.value = parse_any_quantity_text(value.get_ref<const std::string&>(), origin, o.path("value"))
-                  .value;
+    f.value =
+        parse_any_quantity_text(value.get_ref<const std::string&>(), origin, o.path("value")).value;
   } else if (value.is_number() && std::isfinite(value.get<double>())) {
     f.value = value.get<double>();
   } else {
@@ -598,10 +605,10 @@ ExpectedFigure read_figure(const json& v, const std::string& ptr, const std::str
 }
 
 Expect read_expect(const json& v, const std::string& origin) {
-  const Object o(v, "/expect", origin,
-                 {"dp", "tp", "pp", "cp", "micro_batch", "grad_accum", "sequences_per_replica",
-                  "zero", "recompute", "flash_attention", "sequence_parallel", "tp_tier",
-                  "figures"});
+  const Object o(
+      v, "/expect", origin,
+      {"dp", "tp", "pp", "cp", "micro_batch", "grad_accum", "sequences_per_replica", "zero",
+       "recompute", "flash_attention", "sequence_parallel", "tp_tier", "figures"});
   Expect e;
   e.dp = o.maybe_int("dp", gpu_count);
   e.tp = o.maybe_int("tp", gpu_count);
@@ -618,8 +625,9 @@ Expect read_expect(const json& v, const std::string& origin) {
   if (const json* figures = o.find("figures")) {
     if (!figures->is_array()) {
       fail(origin, o.path("figures"),
-           fmt::format("expected an array of {{\"pointer\", \"value\", \"tolerance\"}} objects, got {}",
-                       describe_value(*figures)));
+           fmt::format(
+               "expected an array of {{\"pointer\", \"value\", \"tolerance\"}} objects, got {}",
+               describe_value(*figures)));
     }
     for (std::size_t i = 0; i < figures->size(); ++i) {
       e.figures.push_back(
@@ -635,7 +643,8 @@ Expect read_expect(const json& v, const std::string& origin) {
 /// deep nesting, tracking the JSON pointer of the current position for the message.
 class SyntaxGuard {
  public:
-  SyntaxGuard(const std::string& origin, std::string base) : origin_(origin), base_(std::move(base)) {}
+  SyntaxGuard(const std::string& origin, std::string base)
+      : origin_(origin), base_(std::move(base)) {}
 
   bool operator()(int depth, json::parse_event_t event, json& parsed) {
     using E = json::parse_event_t;
@@ -705,7 +714,7 @@ std::optional<json> try_parse(std::string_view text, const std::string& origin,
     // "parse error at line 4, column 3: syntax error ..." -> "malformed JSON at line 4, ..."
     std::string message = library_message(e.what());
     if (message.starts_with("parse error")) message.erase(0, 11);
-    if (!message.starts_with(" at")) message.insert(0, ":");
+    if (!message.starts_with(" at")) message.insert(0, ": ");
     syntax_error = "malformed JSON" + message;
     return std::nullopt;
   }
@@ -727,8 +736,10 @@ std::string read_all(const std::string& path) {
   std::string text;
   std::array<char, 1 << 16> buffer;
   std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0) text.append(buffer.data(), n);
-  if (std::ferror(file.get())) fail(file_origin(path), "", fmt::format("cannot read file: {}", error_text()));
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0)
+    text.append(buffer.data(), n);
+  if (std::ferror(file.get()))
+    fail(file_origin(path), "", fmt::format("cannot read file: {}", error_text()));
   return text;
 }
 
@@ -842,6 +853,59 @@ void check_serving(const Plan& p, const std::string& origin, const std::string& 
   }
 }
 
+// ---- Overrides ----------------------------------------------------------------------------
+
+const std::string set_origin = "--set";
+
+/// The reference tokens of an override's pointer; the root ("") is refused, since replacing
+/// the whole scenario is not an override.
+std::vector<std::string> override_tokens(const std::string& pointer) {
+  if (!pointer.starts_with("/")) {
+    fail(set_origin, pointer,
+         fmt::format("a JSON pointer starts with '/', such as /cluster/nodes{}",
+                     pointer.empty() ? "" : fmt::format(" (did you mean /{}?)", pointer)));
+  }
+  std::vector<std::string> tokens;
+  try {
+    for (json::json_pointer p(pointer); !p.empty(); p.pop_back()) {
+      tokens.insert(tokens.begin(), p.back());
+    }
+  } catch (const json::exception& e) {
+    fail(set_origin, pointer, "malformed JSON pointer: " + library_reason(e.what()));
+  }
+  return tokens;
+}
+
+/// The object that will hold the last token. Intermediate objects are never created: a
+/// misspelt "/cluster/gpux/memory" would otherwise add a key the loader then rejects far
+/// from its cause.
+json& override_parent(json& doc, const std::vector<std::string>& tokens,
+                      const std::string& pointer) {
+  json* node = &doc;
+  std::string walked;  // the pointer of *node
+  for (std::size_t i = 0; i + 1 < tokens.size() && node->is_object(); ++i) {
+    const auto it = node->find(tokens[i]);
+    if (it == node->end()) {
+      std::vector<std::string> keys;
+      for (const auto& item : node->items()) keys.push_back(item.key());
+      const auto guess = closest(tokens[i], keys);
+      const std::string missing = walked + "/" + escape_token(tokens[i]);
+      fail(set_origin, pointer,
+           fmt::format("{} does not exist{}; --set adds keys only to existing objects", missing,
+                       guess ? fmt::format(" (did you mean '{}'?)", *guess)
+                             : fmt::format(", so set it whole: {}={{...}}", missing)));
+    }
+    node = &*it;
+    walked += "/" + escape_token(tokens[i]);
+  }
+  if (!node->is_object()) {
+    fail(set_origin, pointer,
+         fmt::format("{} is not an object; --set replaces keys of objects only",
+                     walked.empty() ? "the document" : walked));
+  }
+  return *node;
+}
+
 }  // namespace
 
 // ---- Public API ---------------------------------------------------------------------------
@@ -890,50 +954,20 @@ Scenario load_scenario_file(const std::string& path) {
 }
 
 void apply_override(json& doc, std::string_view assignment) {
-  const std::string origin = "--set";
   const auto eq = assignment.find('=');
   if (eq == std::string_view::npos) {
-    fail(origin, "",
-         fmt::format("expected POINTER=VALUE, such as /cluster/nodes=16, got {}", quote(assignment)));
+    fail(set_origin, "",
+         fmt::format("expected POINTER=VALUE, such as /cluster/nodes=16, got {}",
+                     quote(assignment)));
   }
   const std::string pointer(assignment.substr(0, eq));
-  if (!pointer.starts_with("/")) {
-    fail(origin, pointer,
-         fmt::format("a JSON pointer starts with '/', such as /cluster/nodes{}",
-                     pointer.empty() ? "" : fmt::format(" (did you mean /{}?)", pointer)));
-  }
-  std::vector<std::string> tokens;
-  try {
-    for (json::json_pointer p(pointer); !p.empty(); p.pop_back()) tokens.insert(tokens.begin(), p.back());
-  } catch (const json::exception& e) {
-    fail(origin, pointer, "malformed JSON pointer: " + library_reason(e.what()));
-  }
-  json* node = &doc;
-  std::string walked;  // pointer of *node
-  for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {
-    if (!node->is_object()) break;
-    const auto it = node->find(tokens[i]);
-    if (it == node->end()) {
-      std::vector<std::string> keys;
-      for (const auto& item : node->items()) keys.push_back(item.key());
-      const auto guess = closest(tokens[i], keys);
-      fail(origin, pointer,
-           fmt::format("{}/{} does not exist{}; --set adds keys only to existing objects", walked,
-                       escape_token(tokens[i]),
-                       guess ? fmt::format(" (did you mean '{}'?)", *guess) : std::string()));
-    }
-    node = &*it;
-    walked += "/" + escape_token(tokens[i]);
-  }
-  if (!node->is_object()) {
-    fail(origin, pointer,
-         fmt::format("{} is not an object; --set replaces keys of objects only",
-                     walked.empty() ? "the document" : walked));
-  }
+  const std::vector<std::string> tokens = override_tokens(pointer);
+  json& parent = override_parent(doc, tokens, pointer);
   std::string error;
   const std::string_view value_text = assignment.substr(eq + 1);
-  auto value = try_parse(value_text, origin, pointer, error);
-  (*node)[tokens.back()] = value ? std::move(*value) : json(std::string(value_text));
+  auto value = try_parse(value_text, set_origin, pointer, error);
+  // Not JSON: the text itself, so that --set /x/bandwidth=25GB/s needs no shell quoting.
+  parent[tokens.back()] = value ? std::move(*value) : json(std::string(value_text));
 }
 
 void validate_plan(const Scenario& s, const Plan& p, const std::string& origin,

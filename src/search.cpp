@@ -22,14 +22,25 @@ std::string memory_reason(const MemoryLedger& l) {
 
 namespace {
 
-bool passes(const SearchFilter& f, const Plan& p, const Cluster& c) {
+/// The filter's conditions on the axes' degrees alone.
+bool passes_axes(const SearchFilter& f, const Plan& p) {
   if (f.tp && *f.tp != p.tp) return false;
   if (f.pp && *f.pp != p.pp) return false;
   if (f.cp && *f.cp != p.cp) return false;
   if (f.dp && *f.dp != p.dp) return false;
+  return p.tp >= f.tp_min && p.pp >= f.pp_min && p.cp >= f.cp_min;
+}
+
+/// Everything but placement.
+bool passes_config(const SearchFilter& f, const Plan& p) {
+  if (!passes_axes(f, p)) return false;
   if (f.zero && *f.zero != p.zero) return false;
   if (f.recompute && *f.recompute != p.recompute) return false;
-  if (f.flash_attention && *f.flash_attention != p.flash_attention) return false;
+  return !f.flash_attention || *f.flash_attention == p.flash_attention;
+}
+
+bool passes(const SearchFilter& f, const Plan& p, const Cluster& c) {
+  if (!passes_config(f, p)) return false;
   if (f.tp_inside_node && p.tp > 1 && *f.tp_inside_node != inside_node(p, c, {Axis::tp})) {
     return false;
   }
@@ -114,7 +125,7 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
         base.cp = cp;
         base.pp = pp;
         base.dp = world / tp / cp / pp;
-        if (!passes(options.filter, base, c)) continue;
+        if (!passes_axes(options.filter, base)) continue;
         if (!tp_fits_heads(m, tp)) {
           out.reject("divisibility", base, 0, 1, [&] {
             return fmt::format("tp = {} must divide the {} heads and fit the {} KV heads", tp,
@@ -153,7 +164,7 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
                 p.sequence_parallel = sp == 1;
                 p.micro_batch = micro_batches[i];
                 p.grad_accum = per_replica / p.micro_batch;
-                if (!passes(options.filter, p, c)) break;
+                if (!passes_config(options.filter, p)) break;
                 const MemoryLedger ledger = memory_ledger(ctx, p);
                 ++result.evaluated;
                 if (!ledger.fits()) {
@@ -193,7 +204,7 @@ void search_serving(const Context& ctx, const SearchOptions& options, Collector&
       p.pp = pp;
       p.dp = world / tp / pp;
       p.micro_batch = ctx.workload.serving.batch;
-      if (!passes(options.filter, p, c)) continue;
+      if (!passes_axes(options.filter, p)) continue;
       if (!tp_fits_heads(m, tp) || pp > m.layers) {
         out.reject("divisibility", p, 0, 1, [&] {
           return pp > m.layers ? fmt::format("pp = {} exceeds the {} layers", pp, m.layers)

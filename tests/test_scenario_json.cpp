@@ -1,1 +1,569 @@
+// Tests of the strict scenario loader, quantity parsing, --set overrides and plan validation.
+// Error tests compare the whole message (STYLE P11, P14c): the text is the interface.
+
 #include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "planner/error.hpp"
+#include "planner/quantity.hpp"
+#include "planner/scenario_json.hpp"
+#include "planner/spelling.hpp"
+
+using planner::Dimension;
+using planner::InputError;
+
+namespace {
+
+// A small valid training scenario; each error test changes one thing with --set syntax.
+constexpr std::string_view base_scenario = R"({
+  "name": "base",
+  "model": {"layers": 32, "hidden": 4096, "heads": 32, "vocab": 128256, "seq_len": 4096},
+  "cluster": {
+    "nodes": 8, "gpus_per_node": 8,
+    "gpu": {"memory": "192 GiB", "memory_bandwidth": "4.8 TB/s", "flops": "400 TFLOP/s",
+            "reserve": "10 GiB"},
+    "intra_node": {"bandwidth": "450 GB/s", "latency": "5 us"},
+    "inter_node": {"bandwidth": "50 GB/s", "latency": "10 us"}
+  },
+  "workload": {"kind": "training", "global_batch_tokens": 4194304}
+})";
+
+/// The message of the InputError thrown by `f`, or "no error".
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::string load_error(std::string_view text) {
+  return error_of([&] { (void)planner::load_scenario_text(text, "a.json"); });
+}
+
+nlohmann::json base_with(std::initializer_list<std::string_view> sets) {
+  auto doc = planner::parse_json_text(base_scenario, "a.json");
+  for (const auto set : sets) planner::apply_override(doc, set);
+  return doc;
+}
+
+/// Loads the base scenario with the given overrides; returns the error text.
+std::string error_with(std::initializer_list<std::string_view> sets) {
+  return error_of([&] { (void)planner::load_scenario(base_with(sets), "a.json"); });
+}
+
+double bytes(std::string_view text) {
+  return planner::parse_quantity_text(text, Dimension::bytes, "q", "/q");
+}
+
+std::string quantity_error(std::string_view text, Dimension d) {
+  return error_of([&] { (void)planner::parse_quantity_text(text, d, "a.json", "/x"); });
+}
+
+}  // namespace
+
+// ---- Quantities: hand-derived values ------------------------------------------------------
+
+TEST_CASE("quantity: byte units, IEC and SI", "[quantity]") {
+  CHECK(bytes("192 GiB") == 192.0 * 1024 * 1024 * 1024);  // 192 · 2^30
+  CHECK(bytes("192GiB") == 192.0 * 1024 * 1024 * 1024);   // the space is optional
+  CHECK(bytes("80 GB") == 80e9);
+  CHECK(bytes("2.5e9 B") == 2.5e9);
+  CHECK(bytes("1 KiB") == 1024);
+  CHECK(bytes("1 TiB") == 1099511627776.0);  // 2^40
+  CHECK(bytes("3 TB") == 3e12);
+  CHECK(bytes(" 0.5 MiB ") == 524288);  // surrounding spaces are ignored
+  CHECK(bytes("0 B") == 0);
+}
+
+TEST_CASE("quantity: bandwidth, time and compute units", "[quantity]") {
+  const auto q = [](std::string_view text, Dimension d) {
+    return planner::parse_quantity_text(text, d, "q", "/q");
+  };
+  CHECK(q("50 GB/s", Dimension::bytes_per_second) == 50e9);
+  CHECK(q("4.8 TB/s", Dimension::bytes_per_second) == Approx(4.8e12));
+  CHECK(q("1 GiB/s", Dimension::bytes_per_second) == 1073741824.0);
+  CHECK(q("100 Gbps", Dimension::bytes_per_second) == 12.5e9);  // 100e9 bits / 8
+  CHECK(q("400 Gb/s", Dimension::bytes_per_second) == 50e9);
+  CHECK(q("200 Gbit/s", Dimension::bytes_per_second) == 25e9);
+  CHECK(q("25 GBps", Dimension::bytes_per_second) == 25e9);  // capital B: bytes
+  CHECK(q("15 us", Dimension::seconds) == Approx(15e-6));
+  CHECK(q("15 \u00b5s", Dimension::seconds) == Approx(15e-6));
+  CHECK(q("700 ms", Dimension::seconds) == Approx(0.7));
+  CHECK(q("100 ns", Dimension::seconds) == Approx(1e-7));
+  CHECK(q("2 s", Dimension::seconds) == 2);
+  CHECK(q("400 TFLOP/s", Dimension::flops_per_second) == 400e12);
+  CHECK(q("1.2 PFLOPS", Dimension::flops_per_second) == Approx(1.2e15));
+  CHECK(q("989 TFLOPS", Dimension::flops_per_second) == 989e12);
+}
+
+TEST_CASE("quantity: a bare JSON number is in base units", "[quantity]") {
+  CHECK(planner::parse_quantity(nlohmann::json(8e9), Dimension::bytes, "q", "/q") == 8e9);
+  CHECK(planner::parse_quantity(nlohmann::json(5), Dimension::seconds, "q", "/q") == 5);
+  CHECK(planner::parse_quantity(nlohmann::json("5 ms"), Dimension::seconds, "q", "/q") ==
+        Approx(5e-3));
+}
+
+TEST_CASE("quantity: errors", "[quantity][errors]") {
+  CHECK(quantity_error("192", Dimension::bytes) ==
+        "a.json: /x: \"192\" has no unit; write a size in bytes with one of B, KB, MB, GB, TB, "
+        "PB, KiB, MiB, GiB, TiB, PiB (such as \"80 GiB\"), or a bare JSON number in bytes");
+  CHECK(quantity_error("abc", Dimension::seconds) ==
+        "a.json: /x: cannot read \"abc\" as a time in seconds; write a number and a unit, such "
+        "as \"15 us\"");
+  CHECK(quantity_error("", Dimension::seconds) ==
+        "a.json: /x: cannot read \"\" as a time in seconds; write a number and a unit, such as "
+        "\"15 us\"");
+  CHECK(quantity_error("nan GB", Dimension::bytes) ==
+        "a.json: /x: \"nan GB\" is not a finite number");
+  CHECK(quantity_error("inf GB/s", Dimension::bytes_per_second) ==
+        "a.json: /x: \"inf GB/s\" is not a finite number");
+  CHECK(quantity_error("-5 GB", Dimension::bytes) ==
+        "a.json: /x: expected a non-negative size in bytes, got \"-5 GB\"");
+  CHECK(quantity_error("1e400 GB", Dimension::bytes) == "a.json: /x: \"1e400 GB\" is out of range");
+  CHECK(quantity_error("1e300 PB", Dimension::bytes) == "a.json: /x: \"1e300 PB\" is too large");
+  CHECK(quantity_error("400 TFLOPs", Dimension::flops_per_second) ==
+        "a.json: /x: unknown unit \"TFLOPs\" in \"400 TFLOPs\" (did you mean \"TFLOPS\"?); units "
+        "for FLOP/s: FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s");
+  CHECK(quantity_error("5 parsecs", Dimension::seconds) ==
+        "a.json: /x: unknown unit \"parsecs\" in \"5 parsecs\"; units for seconds: s, ms, us, "
+        "\u00b5s, ns");
+  // Case carries meaning (bytes vs bits), so a case-only mismatch is offered, not guessed.
+  CHECK(quantity_error("25 gb/s", Dimension::bytes_per_second) ==
+        "a.json: /x: unknown unit \"gb/s\" in \"25 gb/s\" (did you mean \"GB/s\" or \"Gb/s\"?); "
+        "units for bytes/s: B/s, KB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s, TiB/s, GBps, "
+        "Mb/s, Gb/s, Tb/s, Gbit/s, Gbps");
+  CHECK(quantity_error("50 GB/s", Dimension::bytes) ==
+        "a.json: /x: \"50 GB/s\" is a bandwidth in bytes/s, but a size in bytes is expected "
+        "here (units for bytes: B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB)");
+  CHECK(error_of([] {
+          (void)planner::parse_quantity(nlohmann::json(true), Dimension::bytes_per_second, "a.json",
+                                        "/x");
+        }) ==
+        "a.json: /x: expected a bandwidth in bytes/s (a number or a string such as "
+        "\"50 GB/s\"), got true");
+  CHECK(error_of([] {
+          (void)planner::parse_quantity(nlohmann::json(-1), Dimension::bytes, "a.json", "/x");
+        }) == "a.json: /x: expected a non-negative size in bytes, got -1");
+}
+
+TEST_CASE("quantity: format_quantity picks a readable unit", "[quantity]") {
+  CHECK(planner::format_quantity(192.0 * 1024 * 1024 * 1024, Dimension::bytes) == "192 GiB");
+  CHECK(planner::format_quantity(50e9, Dimension::bytes_per_second) == "50 GB/s");
+  CHECK(planner::format_quantity(15e-6, Dimension::seconds) == "15 us");
+  CHECK(planner::format_quantity(400e12, Dimension::flops_per_second) == "400 TFLOP/s");
+  CHECK(planner::format_quantity(0, Dimension::seconds) == "0 s");
+}
+
+TEST_CASE("spelling: edit distance and closest candidate", "[spelling]") {
+  CHECK(planner::edit_distance("hidden", "hidden") == 0);
+  CHECK(planner::edit_distance("hiden", "hidden") == 1);
+  CHECK(planner::edit_distance("hiddne", "hidden") == 1);  // adjacent swap
+  CHECK(planner::edit_distance("", "abc") == 3);
+  const std::vector<std::string> keys{"layers", "hidden", "heads"};
+  CHECK(planner::closest("hiden", keys) == std::optional<std::string>("hidden"));
+  CHECK(planner::closest("zzzzzz", keys) == std::nullopt);
+  const std::vector<std::string> axes{"tp", "pp"};
+  CHECK(planner::closest("xy", axes) == std::nullopt);  // short words get one edit only
+}
+
+// ---- Loading: one test per error class ----------------------------------------------------
+
+TEST_CASE("loader: the base scenario loads", "[loader]") {
+  const auto s = planner::load_scenario_text(base_scenario, "a.json");
+  CHECK(s.origin == "a.json");
+  CHECK(s.name == "base");
+  CHECK(s.model.kv_heads == 32);       // default: heads
+  CHECK(s.model.ffn_hidden == 16384);  // default: 4 · hidden
+  CHECK(s.cluster.gpu.memory_bytes == 192.0 * 1024 * 1024 * 1024);
+  CHECK_FALSE(s.plan.has_value());
+  CHECK(s.expect.empty());
+}
+
+TEST_CASE("loader: malformed JSON gives line and column", "[loader][errors]") {
+  CHECK(load_error("{\n  \"model\": {\n    \"layers\": 32,\n  }\n}") ==
+        "a.json: malformed JSON at line 4, column 3: syntax error while parsing object key - "
+        "unexpected '}'; expected string literal");
+  CHECK(load_error("") ==
+        "a.json: malformed JSON at line 1, column 1: syntax error while parsing value - "
+        "unexpected end of input; expected '[', '{', or a literal");
+  CHECK(load_error("[1e999]") == "a.json: malformed JSON: number overflow parsing '1e999'");
+}
+
+TEST_CASE("loader: a repeated key is an error", "[loader][errors]") {
+  CHECK(load_error(R"({"model": {"layers": [1, {"a": 1, "a": 2}]}})") ==
+        "a.json: /model/layers/1/a: duplicate key; each key may appear once in an object");
+}
+
+TEST_CASE("loader: nesting is bounded", "[loader][errors]") {
+  const std::string deep = std::string(100, '[') + std::string(100, ']');
+  CHECK(load_error(deep) ==
+        "a.json: /0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/"
+        "0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0: JSON nested deeper than 64 levels");
+}
+
+TEST_CASE("loader: wrong JSON types", "[loader][errors]") {
+  CHECK(load_error("[1, 2]") ==
+        "a.json: expected an object with keys name, description, model, cluster, workload, plan, "
+        "expect, got [1,2]");
+  CHECK(error_with({"/model/hidden=\"4096\""}) ==
+        "a.json: /model/hidden: expected a positive integer, got \"4096\"");
+  CHECK(error_with({"/model/gated_mlp=1"}) ==
+        "a.json: /model/gated_mlp: expected true or false, got 1");
+  CHECK(error_with({"/name=5"}) == "a.json: /name: expected a string, got 5");
+  CHECK(error_with({"/cluster/gpu=[1, 2]"}) ==
+        "a.json: /cluster/gpu: expected an object with keys memory, memory_bandwidth, flops, "
+        "reserve, got [1,2]");
+}
+
+TEST_CASE("loader: missing required keys say what is expected", "[loader][errors]") {
+  CHECK(load_error(R"({"model": {"layers": 32}})") ==
+        "a.json: /model/hidden: missing required key (expected a positive integer)");
+  CHECK(load_error(R"({})") ==
+        "a.json: /model: missing required key (expected an object with layers, hidden, heads, "
+        "vocab and seq_len)");
+  const auto doc = base_with({});
+  auto no_memory = doc;
+  no_memory["cluster"]["gpu"].erase("memory");
+  CHECK(error_of([&] { (void)planner::load_scenario(no_memory, "a.json"); }) ==
+        "a.json: /cluster/gpu/memory: missing required key (expected a GPU memory size such as "
+        "\"192 GiB\" (1 B to 2^60 B))");
+}
+
+TEST_CASE("loader: unknown keys, with and without a suggestion", "[loader][errors]") {
+  CHECK(error_with({"/model/hiden=4096"}) ==
+        "a.json: /model/hiden: unknown key (did you mean 'hidden'?)");
+  CHECK(error_with({"/plan={\"tp\": 8, \"micro_bach\": 2}"}) ==
+        "a.json: /plan/micro_bach: unknown key (did you mean 'micro_batch'?)");
+  CHECK(error_with({"/cluster/gpu/colour=1"}) ==
+        "a.json: /cluster/gpu/colour: unknown key; expected one of: memory, memory_bandwidth, "
+        "flops, reserve");
+  CHECK(error_with({"/workload/batch=8"}) ==
+        "a.json: /workload/batch: not a key of a training workload; expected one of: kind, "
+        "global_batch_tokens, micro_batch, step_time_per_micro_batch, bytes_per_param");
+}
+
+TEST_CASE("loader: integers reject fractions, negatives, zero and huge values",
+          "[loader][errors]") {
+  CHECK(error_with({"/model/layers=3.7"}) ==
+        "a.json: /model/layers: expected a positive integer, got 3.7");
+  CHECK(error_with({"/cluster/gpus_per_node=-8"}) ==
+        "a.json: /cluster/gpus_per_node: expected a positive integer, got -8");
+  CHECK(error_with({"/cluster/nodes=0"}) ==
+        "a.json: /cluster/nodes: expected a positive integer, got 0");
+  CHECK(error_with({"/model/hidden=8e9"}) ==
+        "a.json: /model/hidden: expected a positive integer no greater than 16777216 (2^24), got "
+        "8000000000.0");
+  CHECK(error_with({"/model/layers=18446744073709551615"}) ==
+        "a.json: /model/layers: expected a positive integer no greater than 1048576 (2^20), got "
+        "18446744073709551615");
+  CHECK(error_with({"/cluster/nodes=16777216"}) ==
+        "a.json: /cluster: nodes·gpus_per_node = 16777216·8 = 134217728 GPUs exceeds the limit of "
+        "16777216 (2^24)");
+  CHECK(error_with({"/plan={\"dp\": 64, \"zero\": 4}"}) ==
+        "a.json: /plan/zero: expected an integer from 0 to 3, got 4");
+  // An integral float is an integer: 8e1 layers is 80 layers.
+  CHECK(planner::load_scenario(base_with({"/model/layers=8e1"}), "a.json").model.layers == 80);
+}
+
+TEST_CASE("loader: quantity fields", "[loader][errors]") {
+  CHECK(error_with({"/cluster/gpu/memory=192 Gib"}) ==
+        "a.json: /cluster/gpu/memory: unknown unit \"Gib\" in \"192 Gib\" (did you mean "
+        "\"GiB\"?); units for bytes: B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB");
+  CHECK(error_with({"/cluster/inter_node/bandwidth=25 GiB"}) ==
+        "a.json: /cluster/inter_node/bandwidth: \"25 GiB\" is a size in bytes, but a bandwidth "
+        "in bytes/s is expected here (units for bytes/s: B/s, KB/s, MB/s, GB/s, TB/s, KiB/s, "
+        "MiB/s, GiB/s, TiB/s, GBps, Mb/s, Gb/s, Tb/s, Gbit/s, Gbps)");
+  CHECK(error_with({"/cluster/gpu/memory=nan GB"}) ==
+        "a.json: /cluster/gpu/memory: \"nan GB\" is not a finite number");
+  CHECK(error_with({"/cluster/gpu/memory=0 GiB"}) ==
+        "a.json: /cluster/gpu/memory: expected a GPU memory size such as \"192 GiB\" (1 B to 2^60 "
+        "B), got \"0 GiB\"");
+  CHECK(error_with({"/cluster/intra_node/latency=2 min"}) ==
+        "a.json: /cluster/intra_node/latency: unknown unit \"min\" in \"2 min\"; units for "
+        "seconds: s, ms, us, \u00b5s, ns");
+  CHECK(error_with({"/cluster/gpu/reserve=200 GiB"}) ==
+        "a.json: /cluster/gpu/reserve: reserve (200 GiB) must be less than memory (192 GiB), or "
+        "nothing is left for the model");
+}
+
+TEST_CASE("loader: model consistency", "[loader][errors]") {
+  CHECK(error_with({"/model/heads=48"}) ==
+        "a.json: /model/heads: heads (48) must divide hidden (4096); try 32 or 64");
+  CHECK(error_with({"/model/kv_heads=12"}) ==
+        "a.json: /model/kv_heads: kv_heads (12) must divide heads (32); try 8 or 16");
+  CHECK(error_with({"/model/kv_heads=64"}) ==
+        "a.json: /model/kv_heads: kv_heads (64) must not exceed heads (32)");
+  CHECK(error_with({"/model/params=1e8"}) ==
+        "a.json: /model/params: params (1e+08) must exceed the embedding parameters, "
+        "vocab·hidden·2 (untied) = 1.051e+09; give the total parameter count, such as 8e9");
+}
+
+TEST_CASE("loader: workload fields", "[loader][errors]") {
+  CHECK(error_with({"/workload/kind=serve"}) ==
+        "a.json: /workload/kind: expected one of \"training\", \"serving\", got \"serve\"");
+  CHECK(error_with({"/workload/bytes_per_param=2"}) ==
+        "a.json: /workload/bytes_per_param: expected a number of bytes per parameter from 4 to 64 "
+        "(16 for mixed-precision Adam), got 2");
+  CHECK(error_with({"/workload/global_batch_tokens=0"}) ==
+        "a.json: /workload/global_batch_tokens: expected a positive number of tokens such as "
+        "4194304 (at most 2^50), got 0");
+  CHECK(error_with({"/workload={\"kind\": \"serving\", \"batch\": 8, \"context_tokens\": 4096}"}) ==
+        "a.json: /workload/slo_per_token: missing required key (expected a positive time such as "
+        "\"25 ms\" (at most 3600 s))");
+}
+
+// ---- Plans -------------------------------------------------------------------------------
+
+TEST_CASE("plan: world size must equal dp·tp·pp·cp", "[plan][errors]") {
+  CHECK(error_with({"/plan={\"tp\": 8}"}) ==
+        "a.json: /plan: world size is 64 GPUs (8 nodes × 8) but dp·tp·pp·cp = 1·8·1·1 = 8; set dp "
+        "to 8");
+  CHECK(error_with({"/plan={\"tp\": 3}"}) ==
+        "a.json: /plan: world size is 64 GPUs (8 nodes × 8) but dp·tp·pp·cp = 1·3·1·1 = 3; the "
+        "product must equal 64");
+}
+
+TEST_CASE("plan: tp must divide the heads and fit the KV heads", "[plan][errors]") {
+  CHECK(error_with({"/cluster/nodes=12", "/plan={\"tp\": 3, \"dp\": 32}"}) ==
+        "a.json: /plan/tp: tp (3) must divide heads (32); try 1, 2, 4, 8, 16, 32");
+  CHECK(error_with({"/model/heads=64", "/model/kv_heads=8", "/cluster/nodes=32",
+                    "/plan={\"tp\": 16, \"dp\": 16}"}) == "no error");
+  // 48 heads in 12 KV groups: tp = 8 would split a group across ranks.
+  CHECK(error_with({"/model/hidden=6144", "/model/heads=48", "/model/kv_heads=12",
+                    "/plan={\"tp\": 8, \"dp\": 8}"}) ==
+        "a.json: /plan/tp: tp (8) and kv_heads (12) must divide one another, so that KV heads are "
+        "either split or replicated evenly across tp ranks; try 1, 2, 3, 4, 6, 12, ...");
+}
+
+TEST_CASE("plan: pp, cp, flash attention and sequence parallelism", "[plan][errors]") {
+  CHECK(error_with({"/plan={\"pp\": 64}"}) ==
+        "a.json: /plan/pp: pp (64) exceeds layers (32); each pipeline stage needs at least one "
+        "layer");
+  CHECK(error_with({"/plan={\"cp\": 8, \"dp\": 8}"}) ==
+        "a.json: /plan/flash_attention: cp = 8 needs flash_attention: true (ring attention "
+        "computes attention in tiles, as flash attention does)");
+  CHECK(error_with({"/model/seq_len=4000", "/plan={\"cp\": 64, \"flash_attention\": true}"}) ==
+        "a.json: /plan/cp: cp (64) must divide seq_len (4000); try 1, 2, 4, 5, 8, 10, ...");
+  CHECK(error_with({"/plan={\"dp\": 64, \"sequence_parallel\": true}"}) ==
+        "a.json: /plan/sequence_parallel: sequence_parallel needs tp > 1 (it splits activations "
+        "across the tp ranks); set it to false or raise tp");
+  CHECK(error_with({"/plan={\"dp\": 64, \"placement\": [\"tp\", \"dp\", \"dp\", \"pp\"]}"}) ==
+        "a.json: /plan/placement/2: \"dp\" appears twice; expected a permutation of [\"tp\", "
+        "\"cp\", \"dp\", \"pp\"], innermost axis first");
+  CHECK(error_with({"/plan={\"dp\": 64, \"recompute\": \"ful\"}"}) ==
+        "a.json: /plan/recompute: expected one of \"none\", \"selective\", \"full\", got \"ful\" "
+        "(did you mean \"full\"?)");
+}
+
+TEST_CASE("plan: serving plans use cp 1, zero 0 and grad_accum 1", "[plan][errors]") {
+  const auto serving =
+      "/workload={\"kind\": \"serving\", \"batch\": 8, \"context_tokens\": 4096, "
+      "\"slo_per_token\": \"25 ms\"}";
+  CHECK(error_with({serving, "/plan={\"dp\": 8, \"tp\": 8, \"zero\": 1}"}) ==
+        "a.json: /plan/zero: a serving plan needs zero = 0 (there are no gradients or optimizer "
+        "states to shard), got 1");
+  CHECK(error_with({serving, "/plan={\"dp\": 8, \"tp\": 8, \"grad_accum\": 2}"}) ==
+        "a.json: /plan/grad_accum: a serving plan needs grad_accum = 1 (there is no optimizer "
+        "step), got 2");
+  CHECK(error_with({serving, "/plan={\"dp\": 8, \"cp\": 8, \"flash_attention\": true}"}) ==
+        "a.json: /plan/cp: a serving plan needs cp = 1 (context parallelism is modelled for "
+        "training only), got 8");
+  const auto s =
+      planner::load_scenario(base_with({serving, "/plan={\"dp\": 8, \"tp\": 8}"}), "a.json");
+  CHECK(s.plan->micro_batch == 8);  // a serving plan's micro-batch defaults to the batch
+}
+
+TEST_CASE("plan: validate_plan checks plans built in code", "[plan][errors]") {
+  const auto s = planner::load_scenario_text(base_scenario, "a.json");
+  planner::Plan p;
+  p.dp = 64;
+  CHECK(error_of([&] { planner::validate_plan(s, p, "--tp", ""); }) == "no error");
+  p.grad_accum = 0;
+  CHECK(error_of([&] { planner::validate_plan(s, p, "cli", "/flags"); }) ==
+        "cli: /flags/grad_accum: expected a positive integer, got 0");
+  p.grad_accum = 1;
+  p.dp = std::int64_t{1} << 40;
+  p.tp = std::int64_t{1} << 40;
+  CHECK(error_of([&] { planner::validate_plan(s, p, "cli", ""); }) ==
+        "cli: world size is 64 GPUs (8 nodes × 8) but dp·tp·pp·cp = "
+        "1099511627776·1099511627776·1·1 = more than 2^63; the product must equal 64");
+}
+
+// ---- Expectations ----------------------------------------------------------------------------
+
+TEST_CASE("expect: figures take numbers or quantities of any dimension", "[loader][errors]") {
+  CHECK(error_with({"/expect={\"figures\": [{\"pointer\": \"best\", \"value\": 1}]}"}) ==
+        "a.json: /expect/figures/0/pointer: expected a JSON pointer such as "
+        "\"/best/time/per_token\", got \"best\" (JSON pointer must be empty or begin with '/' - "
+        "was: 'best')");
+  CHECK(error_with({"/expect={\"figures\": [{\"pointer\": \"/x\", \"value\": \"12\"}]}"}) ==
+        "a.json: /expect/figures/0/value: \"12\" has no unit; write a unit (\"192 GiB\", \"15 "
+        "us\", \"50 GB/s\") or, for a figure in base units, a bare JSON number");
+  CHECK(error_with(
+            {"/expect={\"figures\": [{\"pointer\": \"/x\", \"value\": 1, \"tolerance\": 2}]}"}) ==
+        "a.json: /expect/figures/0/tolerance: expected a relative tolerance from 0 to 1, such as "
+        "0.01, got 2");
+  CHECK(error_with({"/expect={\"tp_tier\": \"intra\"}"}) ==
+        "a.json: /expect/tp_tier: expected one of \"intra_node\", \"inter_node\", got \"intra\"");
+}
+
+// ---- Overrides ---------------------------------------------------------------------------
+
+TEST_CASE("override: values are JSON when they parse, else strings", "[override]") {
+  auto doc = base_with({"/cluster/nodes=16", "/cluster/inter_node/bandwidth=25GB/s",
+                        "/model/gated_mlp=true", "/name=\"quoted\"", "/model/kv_heads=8",
+                        "/plan={\"tp\": 8, \"dp\": 16}"});
+  CHECK(doc["cluster"]["nodes"] == nlohmann::json(16));
+  CHECK(doc["cluster"]["inter_node"]["bandwidth"] == nlohmann::json("25GB/s"));
+  const auto s = planner::load_scenario(doc, "a.json");
+  CHECK(s.cluster.nodes == 16);
+  CHECK(s.cluster.inter_node.bandwidth_bytes_per_second == 25e9);
+  CHECK(s.model.gated_mlp);
+  CHECK(s.name == "quoted");
+  CHECK(s.model.kv_heads == 8);  // a new key in an existing object
+  REQUIRE(s.plan.has_value());
+  CHECK(s.plan->dp == 16);
+}
+
+TEST_CASE("override: bad assignments and pointers", "[override][errors]") {
+  auto doc = base_with({});
+  const auto set_error = [&](std::string_view assignment) {
+    return error_of([&] { planner::apply_override(doc, assignment); });
+  };
+  CHECK(set_error("/cluster/nodes") ==
+        "--set: expected POINTER=VALUE, such as /cluster/nodes=16, got \"/cluster/nodes\"");
+  CHECK(set_error("cluster/nodes=4") ==
+        "--set: cluster/nodes: a JSON pointer starts with '/', such as /cluster/nodes (did you "
+        "mean /cluster/nodes?)");
+  CHECK(set_error("/a~2=1") ==
+        "--set: /a~2: malformed JSON pointer: escape character '~' must be followed with '0' or "
+        "'1'");
+  CHECK(set_error("/cluster/gpux/memory=1") ==
+        "--set: /cluster/gpux/memory: /cluster/gpux does not exist (did you mean 'gpu'?); --set "
+        "adds keys only to existing objects");
+  CHECK(set_error("/plan/tp=8") ==
+        "--set: /plan/tp: /plan does not exist; --set adds keys only to existing objects, so set "
+        "it whole: /plan={...}");
+  CHECK(set_error("/model/layers/x=1") ==
+        "--set: /model/layers/x: /model/layers is not an object; --set replaces keys of objects "
+        "only");
+  CHECK(set_error("/plan={\"tp\": 1, \"tp\": 2}") ==
+        "--set: /plan/tp: duplicate key; each key may appear once in an object");
+  const InputError e("--set", "/x", "m");
+  CHECK(e.origin() == "--set");
+  CHECK(e.pointer() == "/x");
+}
+
+// ---- Round trip and files -----------------------------------------------------------------
+
+TEST_CASE("loader: a full scenario maps every key", "[loader]") {
+  constexpr std::string_view full = R"({
+    "name": "full", "description": "every key once",
+    "model": {"layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8, "ffn_hidden": 28672,
+              "gated_mlp": true, "vocab": 128256, "tied_embeddings": true, "seq_len": 8192,
+              "params": 70e9},
+    "cluster": {"nodes": 16, "gpus_per_node": 8,
+                "gpu": {"memory": "141 GB", "memory_bandwidth": "4.8 TB/s", "flops": 989e12,
+                        "reserve": "8 GiB"},
+                "intra_node": {"bandwidth": "450 GB/s", "latency": "3 us"},
+                "inter_node": {"bandwidth": "400 Gbps", "latency": 1e-5}},
+    "workload": {"kind": "training", "global_batch_tokens": 4e6, "micro_batch": 2,
+                 "step_time_per_micro_batch": "700 ms", "bytes_per_param": 18},
+    "plan": {"dp": 4, "tp": 8, "pp": 2, "cp": 2, "zero": 1, "recompute": "selective",
+             "flash_attention": true, "sequence_parallel": true, "grad_accum": 4,
+             "placement": ["tp", "cp", "pp", "dp"]},
+    "expect": {"dp": 4, "tp": 8, "pp": 2, "cp": 2, "micro_batch": 2, "grad_accum": 4,
+               "sequences_per_replica": 8, "zero": 1, "recompute": "selective",
+               "flash_attention": true, "sequence_parallel": true, "tp_tier": "intra_node",
+               "figures": [{"pointer": "/best/time/per_token", "value": "25 ms"},
+                           {"pointer": "/best/memory/total", "value": 62.2e9, "tolerance": 0.05}]}
+  })";
+  const auto s = planner::load_scenario_text(full, "full.json");
+  CHECK(s.name == "full");
+  const auto& m = s.model;
+  CHECK((m.layers == 80 && m.hidden == 8192 && m.heads == 64 && m.kv_heads == 8));
+  CHECK((m.ffn_hidden == 28672 && m.gated_mlp && m.vocab == 128256 && m.tied_embeddings));
+  CHECK((m.seq_len == 8192 && m.params == 70e9));
+  const auto& c = s.cluster;
+  CHECK((c.nodes == 16 && c.gpus_per_node == 8));
+  CHECK(c.gpu.memory_bytes == 141e9);
+  CHECK(c.gpu.memory_bandwidth_bytes_per_second == 4.8e12);
+  CHECK(c.gpu.flops_per_second == 989e12);
+  CHECK(c.gpu.reserve_bytes == 8.0 * 1024 * 1024 * 1024);
+  CHECK(c.intra_node.bandwidth_bytes_per_second == 450e9);
+  CHECK(c.intra_node.latency_seconds == Approx(3e-6));
+  CHECK(c.inter_node.bandwidth_bytes_per_second == 50e9);  // 400 Gbps / 8
+  CHECK(c.inter_node.latency_seconds == 1e-5);
+  CHECK(s.workload.kind == planner::WorkloadKind::training);
+  const auto& t = s.workload.training;
+  CHECK((t.global_batch_tokens == 4e6 && t.micro_batch == 2 && t.bytes_per_param == 18));
+  CHECK(t.step_time_per_micro_batch_seconds == Approx(0.7));
+  REQUIRE(s.plan.has_value());
+  const auto& p = *s.plan;
+  CHECK((p.dp == 4 && p.tp == 8 && p.pp == 2 && p.cp == 2 && p.zero == 1));
+  CHECK(p.recompute == planner::Recompute::selective);
+  CHECK((p.flash_attention && p.sequence_parallel));
+  CHECK((p.micro_batch == 2 && p.grad_accum == 4));  // micro_batch defaults to the workload's
+  CHECK(p.placement == planner::Placement{planner::Axis::tp, planner::Axis::cp, planner::Axis::pp,
+                                          planner::Axis::dp});
+  const auto& e = s.expect;
+  CHECK((e.dp == 4 && e.tp == 8 && e.pp == 2 && e.cp == 2));
+  CHECK((e.micro_batch == 2 && e.grad_accum == 4 && e.sequences_per_replica == 8 && e.zero == 1));
+  CHECK(e.recompute == planner::Recompute::selective);
+  CHECK((e.flash_attention == true && e.sequence_parallel == true));
+  CHECK(e.tp_tier == "intra_node");
+  REQUIRE(e.figures.size() == 2);
+  CHECK(e.figures[0].pointer == "/best/time/per_token");
+  CHECK(e.figures[0].value == Approx(0.025));
+  CHECK(e.figures[0].relative_tolerance == 0.01);
+  CHECK(e.figures[1].value == 62.2e9);
+  CHECK(e.figures[1].relative_tolerance == 0.05);
+  // Reloading the parsed document gives the same scenario.
+  const auto again = planner::load_scenario(planner::parse_json_text(full, "x"), "full.json");
+  CHECK(again.cluster.inter_node.bandwidth_bytes_per_second ==
+        s.cluster.inter_node.bandwidth_bytes_per_second);
+  CHECK(again.plan->placement == p.placement);
+}
+
+TEST_CASE("loader: files, and a missing file", "[loader][file]") {
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto path = (dir / "planner_test_scenario_json.json").string();
+  {
+    std::ofstream out(path);
+    out << base_scenario;
+  }
+  const auto s = planner::load_scenario_file(path);
+  std::filesystem::remove(path);
+  CHECK(s.origin == path);
+  CHECK(s.model.layers == 32);
+  const auto missing = (dir / "planner_test_no_such_file.json").string();
+  CHECK(error_of([&] { (void)planner::load_scenario_file(missing); }) ==
+        missing + ": cannot open file: No such file or directory");
+  CHECK(error_of([&] { (void)planner::read_json_file(missing); }) ==
+        missing + ": cannot open file: No such file or directory");
+  CHECK(error_of([&] { (void)planner::read_json_file(dir.string()); }) ==
+        dir.string() + ": cannot read file: Is a directory");
+  CHECK(planner::file_origin("-") == "<stdin>");
+}
+
+TEST_CASE("loader: - reads standard input", "[loader][file]") {
+  std::istringstream input("{\"model\": 1}");
+  auto* const saved = std::cin.rdbuf(input.rdbuf());
+  const auto message = error_of([] { (void)planner::load_scenario_file("-"); });
+  std::cin.rdbuf(saved);
+  CHECK(message ==
+        "<stdin>: /model: expected an object with keys layers, hidden, heads, kv_heads, "
+        "ffn_hidden, gated_mlp, vocab, tied_embeddings, seq_len, params, got 1");
+}

@@ -25,8 +25,8 @@ enum class Dimension { bytes, seconds, bytes_per_second, flops_per_second };
 /// InputError(origin, pointer, ...) on a wrong JSON type, unreadable text, a missing or
 /// unknown unit, a unit of another dimension, NaN/infinity, or a negative value.
 /// Zero is accepted; fields that need a positive value check that themselves.
-[[nodiscard]] double parse_quantity(const nlohmann::json& v, Dimension d,
-                                    const std::string& origin, const std::string& pointer);
+[[nodiscard]] double parse_quantity(const nlohmann::json& v, Dimension d, const std::string& origin,
+                                    const std::string& pointer);
 
 /// The same for text alone (as on the command line): "700 ms", "2.5e9 B", "100 Gbps".
 [[nodiscard]] double parse_quantity_text(std::string_view text, Dimension d,

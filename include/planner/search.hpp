@@ -23,6 +23,7 @@ struct SearchFilter {
   std::optional<Recompute> recompute;
   std::optional<bool> flash_attention;
   std::optional<bool> tp_inside_node;
+  std::int64_t tp_min = 1, pp_min = 1, cp_min = 1;  ///< force an axis into use
 };
 
 struct SearchOptions {
