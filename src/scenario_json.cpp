@@ -306,8 +306,8 @@ class Object {
     for (const auto& item : v.items()) check_known(item.key(), keys_);
   }
 
-  /// Narrows the key set after a discriminator is read (the workload kind): keys valid for
-  /// the other variant are errors that say which variant they belong to.
+  /// Narrows the key set after a discriminator is read (the workload kind): a key of the
+  /// other variant is an error that lists this variant's keys.
   void restrict_to(std::initializer_list<std::string_view> keys, std::string_view variant) const {
     const std::vector<std::string_view> allowed(keys);
     for (const auto& item : v_.items()) {
@@ -320,7 +320,6 @@ class Object {
   [[nodiscard]] std::string path(std::string_view key) const {
     return pointer_ + "/" + escape_token(key);
   }
-  [[nodiscard]] const std::string& origin() const { return origin_; }
 
   [[nodiscard]] const json* find(std::string_view key) const {
     const auto it = v_.find(std::string(key));
@@ -891,9 +890,9 @@ json& override_parent(json& doc, const std::vector<std::string>& tokens,
       const auto guess = closest(tokens[i], keys);
       const std::string missing = walked + "/" + escape_token(tokens[i]);
       fail(set_origin, pointer,
-           fmt::format("{} does not exist{}; --set adds keys only to existing objects", missing,
-                       guess ? fmt::format(" (did you mean '{}'?)", *guess)
-                             : fmt::format(", so set it whole: {}={{...}}", missing)));
+           fmt::format("{} does not exist{}; --set adds keys only to existing objects{}", missing,
+                       guess ? fmt::format(" (did you mean '{}'?)", *guess) : "",
+                       guess ? "" : fmt::format(", so set it whole: {}={{...}}", missing)));
     }
     node = &*it;
     walked += "/" + escape_token(tokens[i]);
