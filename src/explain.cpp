@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "planner/thresholds.hpp"
+#include "planner/triage.hpp"
 
 namespace planner {
 
@@ -109,6 +110,15 @@ BindingConstraint binding_constraint(const Context& ctx) {
   const double state = selective.state_bytes();
   const double usable = usable_bytes(c);
   const bool quadratic = terms.scores_bytes > linear;
+  const Triage tri = triage(selective.weights_bytes, selective.gradients_bytes,
+                            selective.optimizer_bytes, selective.activations_bytes,
+                            layer_params(m) * w.bytes_per_param, usable);
+  const std::string triage_text = fmt::format(
+      "; triage (seed 004): a DDP replica needs {} ({}), shard model state: {}, tensor split "
+      "needed for the largest layer ({}): {}, pipeline candidate (activations > parameters): {}",
+      bytes_text(tri.replica_bytes), tri.replica_fits ? "fits" : "does not fit",
+      tri.shard_state ? "yes" : "no", bytes_text(layer_params(m) * w.bytes_per_param),
+      tri.split_tensor ? "yes" : "no", tri.pipeline_candidate ? "yes" : "no");
   const std::string activations = fmt::format(
       "activations per replica {} without recompute, {} with selective recompute (the s^2 "
       "attention term is {:.1f}x the rest)",
@@ -119,13 +129,14 @@ BindingConstraint binding_constraint(const Context& ctx) {
     b.detail = fmt::format("model state {:.3g} params x {:g} B = {} is {:.2f}x one GPU's {}; {}",
                            total_params(m), w.bytes_per_param, bytes_text(state),
                            state / c.gpu.memory_bytes, bytes_text(c.gpu.memory_bytes),
-                           activations);
+                           activations) + triage_text;
   } else if (state + selective.activations_bytes > usable) {
     b.kind = "activation memory";
     b.quadratic_dominates = quadratic;
     b.detail = fmt::format("model state {} fits one GPU, but {}; {} usable per GPU{}",
                            bytes_text(state), activations, bytes_text(usable),
-                           quadratic ? "; the quadratic attention term dominates" : "");
+                           quadratic ? "; the quadratic attention term dominates" : "") +
+               triage_text;
   } else {
     b.kind = "throughput";
     const double step = target_sequences(ctx) *
@@ -143,7 +154,7 @@ BindingConstraint binding_constraint(const Context& ctx) {
         bytes_text(state + selective.activations_bytes + c.gpu.reserve_bytes),
         bytes_text(c.gpu.memory_bytes),
         bytes_text(state + none.activations_bytes + c.gpu.reserve_bytes), seconds_text(step),
-        std::ceil(target_sequences(ctx)));
+        std::ceil(target_sequences(ctx))) + triage_text;
   }
   return b;
 }

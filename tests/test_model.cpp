@@ -294,3 +294,17 @@ TEST_CASE("Scenario D serving", "[answer-key][D]") {
   CHECK(t.per_token_seconds * 1e3 == Approx(11.79 + 5.21 + 1.84).margin(0.05));
   CHECK(t.slo_margin_seconds > 0);
 }
+
+#include "planner/triage.hpp"
+
+TEST_CASE("Seed 004 memory-ledger example", "[answer-key][004]") {
+  // An 80 GB device; parameters 28, gradients 28, optimizer 56, activations 18 GB; largest
+  // layer 6 GB: the replica is 130 GB, so DDP does not fit, model state must be sharded, no
+  // tensor split is needed (6 < 80) and it is not a pipeline candidate (18 < 28).
+  const Triage t = triage(28e9, 28e9, 56e9, 18e9, 6e9, 80e9);
+  CHECK(t.replica_bytes == Approx(130e9));
+  CHECK_FALSE(t.replica_fits);
+  CHECK(t.shard_state);
+  CHECK_FALSE(t.split_tensor);
+  CHECK_FALSE(t.pipeline_candidate);
+}

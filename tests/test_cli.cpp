@@ -1,0 +1,118 @@
+// The real CLI, in-process: figures of the answer key as the user sees them, exit codes,
+// `check`, and golden files of the text and JSON output of scenarios A–D.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.hpp"
+#include "planner/units.hpp"
+
+using cli_harness::run;
+using nlohmann::json;
+using planner::gib;
+
+TEST_CASE("collective prints the worked solution's line", "[cli][answer-key]") {
+  // Seed, scenario D: tools/collective_cost.py --gpus 8 --bw 300 --latency 5 --bytes 196608
+  // -> single message 0.19 MiB: 0.071 ms (latency 70.0 us + wire 0.001 ms).
+  const auto r = run({"collective", "--gpus", "8", "--bw", "300", "--latency", "5", "--bytes",
+                      "196608"});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains(
+                        "ring      single message 0.19 MiB: 0.071 ms (latency 70.0 us + wire 0.001 ms)\n"));
+  // The other algorithms: one-shot 5 us + 7·196608/300e9 = 9.6 us, cheapest.
+  CHECK_THAT(r.out, Catch::Contains("one-shot  single message 0.19 MiB: 0.010 ms (latency 5.0 us + "
+                                    "wire 0.005 ms)  <- cheapest"));
+}
+
+TEST_CASE("memory reproduces scenario B's ledger from the file", "[cli][answer-key][B]") {
+  const auto r = run({"memory", "scenarios/b.json", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const json j = json::parse(r.out);
+  CHECK(j.at("schema_version").get<int>() == 1);
+  const json& m = j.at("plan").at("memory");
+  // Answer key B: params 15.1, grads 15.1, optimizer 11.4, activations 10.6 GiB.
+  CHECK(m.at("weights").get<double>() / gib == Approx(15.13).margin(0.05));
+  CHECK(m.at("gradients").get<double>() / gib == Approx(15.13).margin(0.05));
+  CHECK(m.at("optimizer").get<double>() / gib == Approx(11.35).margin(0.05));
+  CHECK(m.at("activations").get<double>() / gib == Approx(10.6).margin(0.05));
+  // TP: 320 all-reduces of 64 MiB at 0.461 ms: 148 ms per micro-batch.
+  CHECK(j.at("plan").at("time").at("tp").get<double>() * 1e3 == Approx(147.6).margin(0.5));
+}
+
+TEST_CASE("memory flags override the pinned plan", "[cli]") {
+  // Scenario A without recompute and untiled attention: 97 GiB of activations, 226 GiB in
+  // total with state and reserve (answer key), plus the output layer: does not fit → exit 1.
+  const auto r = run({"memory", "scenarios/a.json", "--zero", "0", "--recompute", "none",
+                      "--flash", "off", "--format", "json"});
+  CHECK(r.code == 1);
+  const json j = json::parse(r.out);
+  CHECK(j.at("plan").at("memory").at("activations").get<double>() / gib == Approx(97).margin(0.5));
+  CHECK_FALSE(j.at("fits").get<bool>());
+}
+
+TEST_CASE("plan A recommends 64-way data parallelism with 8 sequences per rank", "[cli][A]") {
+  const auto r = run({"plan", "scenarios/a.json", "--format", "json", "--no-thresholds"});
+  REQUIRE(r.code == 0);
+  const json j = json::parse(r.out);
+  const json& best = j.at("best");
+  CHECK(best.at("dp").get<int>() == 64);
+  CHECK(best.at("tp").get<int>() == 1);
+  CHECK(best.at("micro_batch").get<int>() * best.at("grad_accum").get<int>() == 8);
+  CHECK(j.at("binding_constraint").at("kind") == "throughput");
+  // 632 ms of gradient traffic per step (answer key), ≈ 28 GB/s for a 20 % budget.
+  const json& dp = j.at("traffic").at(0);
+  CHECK(dp.at("seconds_per_step").get<double>() * 1e3 == Approx(632).margin(1));
+  CHECK(dp.at("budget_bandwidth").get<double>() / 1e9 == Approx(28).margin(0.5));
+}
+
+TEST_CASE("plan D prints the ring figure next to the algorithm it picks", "[cli][D]") {
+  const auto r = run({"plan", "scenarios/d.json", "--no-thresholds"});
+  REQUIRE(r.code == 0);
+  // Ring: 192 × 0.071 ms = 13.66 ms per token; one-shot: 1.84 ms (answer key: ~2–4 ms).
+  CHECK_THAT(r.out, Catch::Contains("ring 0.071 ms each, 13.66 ms per token"));
+  CHECK_THAT(r.out, Catch::Contains("the planner picks one-shot"));
+  CHECK_THAT(r.out, Catch::Contains("inside the 25.0 ms SLO by"));
+  CHECK_THAT(r.out, Catch::Contains("Binding constraint: decode latency"));
+}
+
+TEST_CASE("check passes on A-D and reports drift with exit 1", "[cli][check]") {
+  const auto ok = run({"check", "scenarios/a.json", "scenarios/b.json", "scenarios/c.json",
+                       "scenarios/d.json"});
+  CHECK(ok.code == 0);
+  const auto drift = run({"check", "scenarios/d.json", "--set", "/expect/tp=4"});
+  CHECK(drift.code == 1);
+  CHECK_THAT(drift.out, Catch::Contains("/best/tp: expected 4, got 8"));
+}
+
+TEST_CASE("bad input exits 2 with one line naming the file", "[cli][errors]") {
+  const auto r = run({"plan", "scenarios/a.json", "--set", "/model/heads=30"});
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK_THAT(r.err, Catch::StartsWith("planner: error: scenarios/a.json: /model/"));
+}
+
+TEST_CASE("golden output of the binary's plan for scenarios A-D", "[cli][golden]") {
+  // Regression tests of the real binary: any change of an answer or a figure shows up as a
+  // diff to review (UPDATE_GOLDEN=1 rewrites the files).
+  for (const char* name : {"a", "b", "c", "d"}) {
+    const std::string file = std::string("scenarios/") + name + ".json";
+    const std::string golden = std::string("tests/golden/") + name;
+    for (const char* format : {"text", "json", "csv"}) {
+      int code = -1;
+      const std::string out =
+          cli_harness::run_binary("plan " + file + " --format " + format, code);
+      CHECK(code == 0);
+      const std::string ext = std::string(format) == "text" ? ".txt" : std::string(".") + format;
+      CHECK(cli_harness::matches_golden(golden + ext, out));
+    }
+  }
+}
+
+TEST_CASE("golden output of the binary's memory for scenarios A-D", "[cli][golden]") {
+  for (const char* name : {"a", "b", "c", "d"}) {
+    int code = -1;
+    const std::string out = cli_harness::run_binary(
+        std::string("memory scenarios/") + name + ".json --format json", code);
+    CHECK(code == 0);
+    CHECK(cli_harness::matches_golden(std::string("tests/golden/memory_") + name + ".json", out));
+  }
+}
