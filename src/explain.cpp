@@ -168,6 +168,27 @@ double bandwidth_for(double wire_bytes, double latency_seconds, double window_se
   return room > 0 ? wire_bytes / room : 0;
 }
 
+/// The tp traffic of one micro-batch, on its tier and on the other one.
+std::string tp_figures(const Context& ctx, const Plan& p, const TrainingTime& t) {
+  const Cluster& c = ctx.cluster;
+  const bool inside = inside_node(p, c, {Axis::tp});
+  const Tier& other = tier_of(c, !inside);
+  const CollectiveCost there = cheapest_collective(Collective::all_reduce, p.tp,
+                                                   t.tp_message_bytes, other, !inside);
+  const double there_total = there.seconds() * static_cast<double>(t.tp_messages);
+  return fmt::format(
+      "{} all-reduces of {} per micro-batch of {} on {} ({}): {:.3f} ms each ({}), {} = {:.0f} % "
+      "of the {} of 6*P*D compute ({:.0f} % of all compute); on {} ({}) {:.3f} ms each, {} = "
+      "{:.0f} %",
+      t.tp_messages, bytes_text(t.tp_message_bytes), p.micro_batch, tier_name(inside),
+      gb_per_s(tier_of(c, inside).bandwidth_bytes_per_second), t.tp_collective.seconds() * 1e3,
+      to_string(t.tp_collective.algorithm), seconds_text(t.tp_seconds),
+      100 * t.tp_seconds / t.dense_seconds, seconds_text(t.dense_seconds),
+      100 * t.tp_seconds / t.compute_seconds(), tier_name(!inside),
+      gb_per_s(other.bandwidth_bytes_per_second), there.seconds() * 1e3, seconds_text(there_total),
+      100 * there_total / t.dense_seconds);
+}
+
 TrafficNote tp_note(const Context& ctx, const Evaluation& e) {
   const Plan& p = e.plan;
   const Cluster& c = ctx.cluster;
@@ -186,21 +207,14 @@ TrafficNote tp_note(const Context& ctx, const Evaluation& e) {
   n.compute_seconds_per_step = t.compute_seconds() * accum;
   n.exposed_seconds_per_step = n.seconds_per_step;
   n.critical_path = true;
-  const Tier& other = tier_of(c, !inside);
-  const CollectiveCost there = cheapest_collective(Collective::all_reduce, p.tp,
-                                                   t.tp_message_bytes, other, !inside);
-  const double there_total = there.seconds() * static_cast<double>(t.tp_messages);
-  n.summary = fmt::format(
-      "tp {}: {} {}s of {} per micro-batch on {} ({}): {:.3f} ms each ({}), {} per "
-      "micro-batch = {:.0f} % of the {} of 6*P*D compute ({:.0f} % of all compute); on the "
-      "critical path. On {} ({}) the same traffic would take {:.3f} ms each, {} = {:.0f} %",
-      p.tp, t.tp_messages, "all-reduce", bytes_text(t.tp_message_bytes), n.tier,
-      gb_per_s(tier_of(c, inside).bandwidth_bytes_per_second),
-      t.tp_collective.seconds() * 1e3, n.algorithm, seconds_text(t.tp_seconds),
-      100 * t.tp_seconds / t.dense_seconds, seconds_text(t.dense_seconds),
-      100 * t.tp_seconds / t.compute_seconds(), tier_name(!inside),
-      gb_per_s(other.bandwidth_bytes_per_second), there.seconds() * 1e3,
-      seconds_text(there_total), 100 * there_total / t.dense_seconds);
+  n.summary = fmt::format("tp {}: {}; on the critical path", p.tp, tp_figures(ctx, p, t));
+  if (p.micro_batch > 1) {
+    // The same at one sequence per micro-batch, where latency weighs most.
+    Plan one = p;
+    one.micro_batch = 1;
+    const TrainingTime t1 = training_time(ctx.model, c, one, ctx.flops_per_second);
+    n.summary += "; at micro-batch 1: " + tp_figures(ctx, one, t1);
+  }
   return n;
 }
 
@@ -322,13 +336,17 @@ TrafficNote dp_note(const Context& ctx, const Evaluation& e) {
   n.budget_bandwidth = bandwidth_for(wire, latency, comm_budget * n.compute_seconds_per_step);
   std::string fsdp;
   if (p.zero == 3) {
+    // The worked solution's figure: 3 buffers per micro-batch at line rate against the dense
+    // compute of one micro-batch, here and at one sequence per micro-batch.
     const double per_mb = d.bytes_per_step / accum;
+    const double wire = per_mb / tier.bandwidth_bytes_per_second;
+    const double dense_one = t.dense_seconds / static_cast<double>(p.micro_batch);
     fsdp = fmt::format(
         "; it moves 3 x {:.4g} = {:.4g} B per micro-batch: {} at {} against {} of 6*P*D "
-        "compute ({:.2f}x)",
-        d.gradient_bytes, per_mb, seconds_text(per_mb / tier.bandwidth_bytes_per_second),
-        gb_per_s(tier.bandwidth_bytes_per_second), seconds_text(t.dense_seconds),
-        per_mb / tier.bandwidth_bytes_per_second / t.dense_seconds);
+        "compute for a micro-batch of {} ({:.2f}x; {:.2f}x at micro-batch 1, {})",
+        d.gradient_bytes, per_mb, seconds_text(wire), gb_per_s(tier.bandwidth_bytes_per_second),
+        seconds_text(t.dense_seconds), p.micro_batch, wire / t.dense_seconds, wire / dense_one,
+        seconds_text(dense_one));
   }
   n.summary = fmt::format(
       "{} {}: {} of the {:.4g} B gradient over {} ranks on {} ({}), {} per step = {:.1f} % of "
@@ -475,8 +493,12 @@ namespace {
 /// The component by which `alt` loses most time per unit of work against `best`.
 std::string losing_component(const Context& ctx, const Evaluation& best, const Evaluation& alt) {
   if (ctx.workload.kind == WorkloadKind::serving) {
-    return fmt::format("{} per token against {}", seconds_text(alt.serving.per_token_seconds),
-                       seconds_text(best.serving.per_token_seconds));
+    return fmt::format("{} per token against {}, {:.0f} tokens/s against {:.0f} ({} replicas "
+                       "against {})",
+                       seconds_text(alt.serving.per_token_seconds),
+                       seconds_text(best.serving.per_token_seconds), alt.serving.tokens_per_second,
+                       best.serving.tokens_per_second, alt.serving.replicas,
+                       best.serving.replicas);
   }
   auto per_token = [&](const Evaluation& e, double step_part) {
     return step_part / (e.training.global_sequences / static_cast<double>(e.plan.dp) *
@@ -631,16 +653,18 @@ Explanation explain(const Context& ctx, const SearchResult& result, bool with_th
   const Evaluation& best = result.ranked.front();
   const Plan& p = best.plan;
   const Cluster& c = ctx.cluster;
+  const bool training = ctx.workload.kind == WorkloadKind::training;
   auto note = [&](Axis a, std::initializer_list<Axis> group, std::string why) {
     AxisNote n;
     n.axis = std::string(to_string(a));
     n.degree = degree(p, a);
     n.used = n.degree > 1;
-    if (n.used) n.tier = tier_name(inside_node(p, c, group));
+    // Serving replicas never talk to each other, so their axis pays no tier.
+    const bool independent = !training && a == Axis::dp;
+    if (n.used && !independent) n.tier = tier_name(inside_node(p, c, group));
     n.why = n.used || why.empty() ? std::move(why) : "not used; " + why;
     x.axes.push_back(std::move(n));
   };
-  const bool training = ctx.workload.kind == WorkloadKind::training;
   x.traffic = traffic_notes(ctx, best);
   x.failure_mode = failure_mode(ctx, best);
   x.alternatives = alternatives(ctx, result);

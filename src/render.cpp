@@ -319,7 +319,7 @@ std::string report_text(const PlanReport& r) {
   out += "\n2. Axes\n";
   for (const AxisNote& a : x.axes) {
     out += fmt::format("   {} = {}{}: {}\n", a.axis, a.degree,
-                       a.used ? fmt::format(" ({})", a.tier) : std::string(), a.why);
+                       a.tier.empty() ? std::string() : fmt::format(" ({})", a.tier), a.why);
   }
   out += "\n3. Tiers and bandwidth\n";
   for (const TrafficNote& n : x.traffic) out += fmt::format("   - {}\n", n.summary);

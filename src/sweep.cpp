@@ -211,7 +211,11 @@ int run_sweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
       throw InputError("--vary", "", fmt::format("the grid has more than {} points", max_points));
     }
   }
-  const auto [first, last] = shard_range(args.shard, points);
+  // Not a structured binding: clang 14 cannot capture one in the lambdas below (P1091R3
+  // arrived in clang 16).
+  const std::pair<std::size_t, std::size_t> range = shard_range(args.shard, points);
+  const std::size_t first = range.first;
+  const std::size_t last = range.second;
   auto index_of = [&](std::size_t i) {
     std::vector<std::size_t> idx(axes.size());
     for (std::size_t a = axes.size(); a-- > 0;) {
