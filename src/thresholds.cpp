@@ -186,7 +186,8 @@ std::vector<std::string> threshold_parameters(const Context& ctx) {
   return out;
 }
 
-std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best) {
+std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best, unsigned threads) {
+  (void)threads;
   std::vector<Threshold> out;
   for (const Input& in : inputs(ctx)) {
     for (bool downward : {true, false}) {

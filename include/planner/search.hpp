@@ -29,6 +29,7 @@ struct SearchFilter {
 struct SearchOptions {
   std::size_t keep = 10;  ///< how many ranked feasible plans to return
   SearchFilter filter;
+  bool prune = true;
 };
 
 /// A configuration the search dropped, with the number that drops it.
@@ -44,6 +45,7 @@ struct SearchResult {
   std::vector<RankKey> keys;       ///< rank key of each ranked plan
   std::int64_t evaluated = 0;      ///< configurations whose ledger was computed
   std::int64_t feasible = 0;       ///< of those, the ones that fit
+  std::int64_t timed = 0;
   std::map<std::string, std::int64_t> rejected_by_kind;
   std::vector<Rejection> rejected;  ///< the closest few of each kind
   [[nodiscard]] bool found() const noexcept { return !ranked.empty(); }

@@ -17,6 +17,7 @@ namespace planner {
 [[nodiscard]] std::vector<std::string> threshold_parameters(const Context& ctx);
 
 /// Thresholds around the plan `best` (the recommendation for `ctx`).
-[[nodiscard]] std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best);
+[[nodiscard]] std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best,
+                                                     unsigned threads = 0);
 
 }  // namespace planner

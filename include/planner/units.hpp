@@ -2,7 +2,7 @@
 /// Unit constants. Every quantity inside the planner is a double in base SI units
 /// (bytes, seconds, bytes/s, FLOP, FLOP/s); names carry the unit (`_bytes`, `_seconds`).
 /// Memory prints in IEC units (GiB = 2^30 bytes), rates in SI units (GB/s = 1e9 bytes/s),
-/// as the answer key does (docs/units.md).
+/// as the answer key does (docs/scenario-format.md, "Quantities").
 
 namespace planner {
 

@@ -1,0 +1,189 @@
+// The planner's performance targets (docs/performance.md), as Google Benchmark programs:
+//   evaluate/*   one configuration's ledger and time         target >= 10 million per second
+//   search/*     the full search of scenarios/llama3-405b     target < 1 s on one core
+//   plan_b/*     `planner plan scenarios/b.json` with its thresholds, target < 100 ms wall
+//   sweep/*      a 1,000-point sweep of scenario A           target < 5 s on two cores
+// Run: build-perf/bench/planner_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "planner/cli.hpp"
+#include "planner/evaluate.hpp"
+#include "planner/scenario_json.hpp"
+#include "planner/search.hpp"
+#include "planner/thresholds.hpp"
+
+extern char** environ;
+
+namespace {
+
+using planner::Context;
+
+std::string scenario_path(const char* name) {
+  return std::string(PLANNER_SOURCE_DIR) + "/scenarios/" + name;
+}
+
+Context context_of(const char* name) {
+  return planner::make_context(planner::load_scenario_file(scenario_path(name)));
+}
+
+/// Every configuration the search would time for `ctx` (the winner's neighbourhood and the
+/// rest), so the evaluation benchmark does not measure one branch-predicted path only.
+std::vector<planner::Plan> sample_plans(const Context& ctx, std::size_t count) {
+  planner::SearchOptions options;
+  options.keep = count;
+  options.prune = false;
+  const planner::SearchResult r = planner::search(ctx, options);
+  std::vector<planner::Plan> plans;
+  for (const planner::Evaluation& e : r.ranked) plans.push_back(e.plan);
+  return plans;
+}
+
+// (1) One evaluation: the ledger and the time of a pinned plan, as the search computes them.
+void evaluate_winner(benchmark::State& state) {
+  const Context ctx = context_of("llama3-405b.json");
+  planner::SearchOptions options;
+  options.keep = 1;
+  const planner::Plan p = planner::search(ctx, options).ranked.front().plan;
+  for (auto _ : state) {
+    const planner::MemoryLedger l = planner::memory_ledger(ctx, p);
+    const planner::TrainingTime t =
+        planner::training_time(ctx.model, ctx.cluster, p, ctx.flops_per_second);
+    benchmark::DoNotOptimize(l);
+    benchmark::DoNotOptimize(t);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(evaluate_winner)->Name("evaluate/405b_winner");
+
+void evaluate_mix(benchmark::State& state) {
+  const Context ctx = context_of("llama3-405b.json");
+  const std::vector<planner::Plan> plans = sample_plans(ctx, 4096);
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const planner::Plan& p = plans[i];
+    i = i + 1 == plans.size() ? 0 : i + 1;
+    const planner::MemoryLedger l = planner::memory_ledger(ctx, p);
+    const planner::TrainingTime t =
+        planner::training_time(ctx.model, ctx.cluster, p, ctx.flops_per_second);
+    benchmark::DoNotOptimize(l);
+    benchmark::DoNotOptimize(t);
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["plans"] = static_cast<double>(plans.size());
+}
+BENCHMARK(evaluate_mix)->Name("evaluate/405b_mix");
+
+// (2) The full search of the large scenario, top 5 as `planner plan` keeps them, pruned and
+// exhaustive side by side.
+void search_405b(benchmark::State& state) {
+  const Context ctx = context_of("llama3-405b.json");
+  planner::SearchOptions options;
+  options.keep = 5;
+  options.prune = state.range(0) != 0;
+  planner::SearchResult r;
+  for (auto _ : state) {
+    r = planner::search(ctx, options);
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["ledgers"] = static_cast<double>(r.evaluated);
+  state.counters["timed"] = static_cast<double>(r.timed);
+  state.counters["configs_per_s"] = benchmark::Counter(
+      static_cast<double>(r.feasible) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK(search_405b)->Name("search/405b")->ArgName("prune")->Arg(1)->Arg(0)
+    ->Unit(benchmark::kMillisecond);
+
+// (3) `planner plan scenarios/b.json` with its thresholds: the whole process (fork/exec of the
+// built binary, output to /dev/null), and run_cli in-process; the thresholds alone on 1 and
+// on 2 threads.
+void plan_b_process(benchmark::State& state) {
+  const std::string binary = PLANNER_BINARY;
+  const std::string scenario = scenario_path("b.json");
+  std::vector<std::string> args{binary, "plan", scenario};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto _ : state) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    pid_t pid = 0;
+    if (posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
+      state.SkipWithError("cannot start the planner binary");
+      break;
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      state.SkipWithError("planner plan scenarios/b.json failed");
+      break;
+    }
+  }
+}
+BENCHMARK(plan_b_process)->Name("plan_b/process")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void plan_b_in_process(benchmark::State& state) {
+  const std::vector<std::string> args{"plan", scenario_path("b.json")};
+  for (auto _ : state) {
+    std::ostringstream out, err;
+    if (planner::run_cli(args, out, err) != 0) {
+      state.SkipWithError("planner plan scenarios/b.json failed");
+      break;
+    }
+    benchmark::DoNotOptimize(out);
+  }
+}
+BENCHMARK(plan_b_in_process)->Name("plan_b/run_cli")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void thresholds_b(benchmark::State& state) {
+  const Context ctx = context_of("b.json");
+  const planner::Plan best = *planner::recommend(ctx);
+  const auto threads = static_cast<unsigned>(state.range(0));
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(planner::find_thresholds(ctx, best, threads));
+  }
+}
+BENCHMARK(thresholds_b)->Name("plan_b/thresholds")->ArgName("threads")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// (4) 1,000 points: scenario A over inter-node bandwidth (40 values, 5 to 400 GB/s, log) ×
+// sequence length (25 values, 1024 to 16384).
+void sweep_a(benchmark::State& state) {
+  const std::vector<std::string> args{"sweep",
+                                      scenario_path("a.json"),
+                                      "--vary",
+                                      "/cluster/inter_node/bandwidth=5GB/s..400GB/s:40log",
+                                      "--vary",
+                                      "/model/seq_len=1024..16384:25",
+                                      "--threads",
+                                      std::to_string(state.range(0)),
+                                      "--no-progress"};
+  for (auto _ : state) {
+    std::ostringstream out, err;
+    if (planner::run_cli(args, out, err) != 0) {
+      state.SkipWithError("planner sweep failed");
+      break;
+    }
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["points_per_s"] =
+      benchmark::Counter(1000.0 * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
+}
+BENCHMARK(sweep_a)->Name("sweep/a_1000")->ArgName("threads")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+
+}  // namespace
+
+BENCHMARK_MAIN();
