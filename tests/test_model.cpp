@@ -314,3 +314,21 @@ TEST_CASE("Seed 004 memory-ledger example", "[answer-key][004]") {
   CHECK_FALSE(t.split_tensor);
   CHECK_FALSE(t.pipeline_candidate);
 }
+
+#include "planner/error.hpp"
+
+TEST_CASE("A measured step shorter than the score-matrix traffic is rejected", "[calibration]") {
+  // Scenario A's pinned plan without tiled attention moves 3 passes × 5·a·s²·b = 3 × 2.68e9 B
+  // per layer × 32 layers = 258 GB through 5.3 TB/s HBM: 48.6 ms. A 10 ms measurement cannot
+  // be right, and must not silently fall back to the datasheet FLOP rate.
+  Scenario s;
+  s.origin = "a.json";
+  s.model = answer_key::model_a();
+  s.cluster = answer_key::cluster();
+  s.workload.training = answer_key::training_2m();
+  s.workload.training.step_time_per_micro_batch_seconds = 0.010;
+  s.plan = answer_key::plan(64, 1, 1, 1, 2, Recompute::selective, false, false, 1, 8);
+  CHECK_THROWS_AS(make_context(s), InputError);
+  s.workload.training.step_time_per_micro_batch_seconds = 0.7;
+  CHECK(make_context(s).calibrated);
+}

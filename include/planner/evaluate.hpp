@@ -2,7 +2,10 @@
 #include <cmath>
 #include <cstdint>
 
+#include <fmt/format.h>
+
 #include "planner/compute.hpp"
+#include "planner/error.hpp"
 #include "planner/memory.hpp"
 #include "planner/scenario.hpp"
 #include "planner/step_time.hpp"
@@ -32,17 +35,24 @@ struct Context {
 /// The effective FLOP rate: the cluster's figure, or, when the workload gives a measured time
 /// per micro-batch, the rate at which the reference plan's compute (its FLOPs, plus the
 /// score-matrix traffic of untiled attention, which is bound by memory bandwidth) takes that
-/// time — so every candidate is timed at the efficiency the user measured.
+/// time — so every candidate is timed at the efficiency the user measured. Throws InputError
+/// when the measurement is shorter than that memory traffic alone.
 [[nodiscard]] inline Context make_context(const Scenario& s) {
   Context ctx{s.model, s.cluster, s.workload, s.cluster.gpu.flops_per_second, false};
   const double measured = s.workload.training.step_time_per_micro_batch_seconds;
   if (s.workload.kind == WorkloadKind::training && measured > 0) {
     const Plan ref = reference_plan(s);
     const double io = training_time(s.model, s.cluster, ref, 1.0).scores_io_seconds;
-    if (measured > io) {
-      ctx.flops_per_second = micro_batch_flops(s.model, ref).total() / (measured - io);
-      ctx.calibrated = true;
+    if (measured <= io) {
+      throw InputError(s.origin, "/workload/step_time_per_micro_batch",
+                       fmt::format("the measured {:.4g} s is no longer than the {:.4g} s the "
+                                   "reference plan's untiled attention needs just to move its "
+                                   "score matrices through memory; check the value or pin a "
+                                   "plan with flash_attention",
+                                   measured, io));
     }
+    ctx.flops_per_second = micro_batch_flops(s.model, ref).total() / (measured - io);
+    ctx.calibrated = true;
   }
   return ctx;
 }
