@@ -26,6 +26,18 @@ Scenario load_with_overrides(const std::string& path, const std::vector<std::str
   return load_scenario(doc, file_origin(path));
 }
 
+/// The same for the commands that search: a pinned plan that no longer fits is dropped with a
+/// warning on standard error.
+Scenario load_for_search(const std::string& path, const std::vector<std::string>& sets,
+                         std::ostream& err) {
+  json doc = read_json_file(path);
+  for (const std::string& s : sets) apply_override(doc, s);
+  std::string warning;
+  Scenario s = load_scenario_for_search(doc, file_origin(path), warning);
+  if (!warning.empty()) err << "planner: warning: " << warning << "\n";
+  return s;
+}
+
 void add_format(CLI::App* app, std::string& format, std::vector<std::string> allowed) {
   app->add_option("--format", format, "Output format")
       ->check(CLI::IsMember(allowed))
@@ -46,8 +58,8 @@ struct PlanArgs {
   std::vector<std::string> sets;
 };
 
-int run_plan(const PlanArgs& a, std::ostream& out) {
-  const Scenario s = load_with_overrides(a.file, a.sets);
+int run_plan(const PlanArgs& a, std::ostream& out, std::ostream& err) {
+  const Scenario s = load_for_search(a.file, a.sets, err);
   const PlanReport r = make_plan_report(s, a.top, !a.no_thresholds && a.format != "csv");
   if (a.format == "json") {
     out << dump_json(report_json(r));
@@ -298,10 +310,10 @@ std::vector<std::string> check_expectations(const Scenario& s, const PlanReport&
 }
 
 int run_check(const std::vector<std::string>& files, const std::vector<std::string>& sets,
-              std::ostream& out) {
+              std::ostream& out, std::ostream& err) {
   int status = exit_ok;
   for (const std::string& file : files) {
-    const Scenario s = load_with_overrides(file, sets);
+    const Scenario s = load_for_search(file, sets, err);
     if (s.expect.empty()) {
       throw InputError(s.origin, "/expect", "nothing to check: add an \"expect\" object");
     }
@@ -405,10 +417,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       out << "planner " << PLANNER_VERSION << "\n";
       return exit_ok;
     }
-    if (plan->parsed()) return run_plan(plan_args, out);
+    if (plan->parsed()) return run_plan(plan_args, out, err);
     if (memory->parsed()) return run_memory(mem, out);
     if (collective->parsed()) return run_collective(coll, out);
-    if (check->parsed()) return run_check(check_files, check_sets, out);
+    if (check->parsed()) return run_check(check_files, check_sets, out, err);
     if (sweep->parsed()) return run_sweep(sweep_args, out, err);
     out << app.help();
     return exit_ok;

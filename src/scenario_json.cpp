@@ -978,4 +978,24 @@ void validate_plan(const Scenario& s, const Plan& p, const std::string& origin,
   check_pipeline_and_context(s.model, p, origin, pointer_prefix);
 }
 
+Scenario load_scenario_for_search(const nlohmann::json& doc, const std::string& origin,
+                                  std::string& warning) {
+  warning.clear();
+  try {
+    return load_scenario(doc, origin);
+  } catch (const InputError& e) {
+    const bool in_plan = e.pointer() == "/plan" || e.pointer().rfind("/plan/", 0) == 0;
+    if (!in_plan || !doc.is_object() || !doc.contains("plan")) throw;
+    nlohmann::json without = doc;
+    without.erase("plan");
+    Scenario s = load_scenario(without, origin);
+    warning = std::string(e.what()) + "; the pinned plan is ignored";
+    if (s.workload.kind == WorkloadKind::training &&
+        s.workload.training.step_time_per_micro_batch_seconds > 0) {
+      warning += " (the measured step time now calibrates one GPU holding the whole model)";
+    }
+    return s;
+  }
+}
+
 }  // namespace planner

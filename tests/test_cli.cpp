@@ -116,3 +116,16 @@ TEST_CASE("golden output of the binary's memory for scenarios A-D", "[cli][golde
     CHECK(cli_harness::matches_golden(std::string("tests/golden/memory_") + name + ".json", out));
   }
 }
+
+TEST_CASE("plan drops a pinned plan that no longer fits the overridden cluster", "[cli]") {
+  // A's pinned dp = 64 cannot hold on 1 GPU; `plan` searches anyway and says why it ignores
+  // the pin, while `memory`, which evaluates the pin, must refuse.
+  const auto r = run({"plan", "scenarios/a.json", "--set", "/cluster/nodes=1", "--set",
+                      "/cluster/gpus_per_node=1", "--no-thresholds", "--format", "json"});
+  CHECK(r.code == 0);
+  CHECK_THAT(r.err, Catch::Contains("the pinned plan is ignored"));
+  CHECK(json::parse(r.out).at("best").at("dp").get<int>() == 1);
+  const auto m = run({"memory", "scenarios/a.json", "--set", "/cluster/nodes=1"});
+  CHECK(m.code == 2);
+  CHECK_THAT(m.err, Catch::Contains("/plan: world size is 8 GPUs"));
+}

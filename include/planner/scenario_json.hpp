@@ -39,6 +39,13 @@ namespace planner {
 /// InputErrors naming `origin`).
 [[nodiscard]] nlohmann::json parse_json_text(std::string_view text, const std::string& origin);
 
+/// As load_scenario, but a pinned "plan" that does not fit the rest of the scenario (after
+/// --set or a sweep changed the cluster or the model) is dropped instead of failing: the
+/// commands that search (`plan`, `sweep`, `check`) only use it for comparison. `warning` gets
+/// the reason, or stays empty. Errors anywhere else still throw.
+[[nodiscard]] Scenario load_scenario_for_search(const nlohmann::json& doc,
+                                                const std::string& origin, std::string& warning);
+
 /// Applies one `--set POINTER=VALUE` to a document before it is loaded. VALUE is JSON when it
 /// parses as JSON (16, true, "x", {"tp": 8}), else it is taken as a string (25GB/s). The
 /// pointer must be well formed, not the root, and its parent must be an existing object; the
