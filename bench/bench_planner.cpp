@@ -3,15 +3,17 @@
 //   search/*     the full search of scenarios/llama3-405b     target < 1 s on one core
 //   plan_b/*     `planner plan scenarios/b.json` with its thresholds, target < 100 ms wall
 //   sweep/*      a 1,000-point sweep of scenario A           target < 5 s on two cores
-// Run: build-perf/bench/planner_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+// Run: build-perf/bench/planner_bench --benchmark_repetitions=5
+//        --benchmark_report_aggregates_only=true
+// (docs/performance.md gives the exact commands and the figures).
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -35,8 +37,8 @@ Context context_of(const char* name) {
   return planner::make_context(planner::load_scenario_file(scenario_path(name)));
 }
 
-/// Every configuration the search would time for `ctx` (the winner's neighbourhood and the
-/// rest), so the evaluation benchmark does not measure one branch-predicted path only.
+/// The best `count` configurations of `ctx` (the winner's neighbourhood and beyond), so the
+/// evaluation benchmark does not measure one branch-predicted path only.
 std::vector<planner::Plan> sample_plans(const Context& ctx, std::size_t count) {
   planner::SearchOptions options;
   options.keep = count;
@@ -82,62 +84,71 @@ void evaluate_mix(benchmark::State& state) {
 }
 BENCHMARK(evaluate_mix)->Name("evaluate/405b_mix");
 
-// (2) The full search of the large scenario, top 5 as `planner plan` keeps them, pruned and
-// exhaustive side by side.
+// (2) The full search of the large scenario, top 5 as `planner plan` keeps them: pruned and
+// exhaustive side by side, and the winner-only search that thresholds and sweeps run.
 void search_405b(benchmark::State& state) {
   const Context ctx = context_of("llama3-405b.json");
   planner::SearchOptions options;
-  options.keep = 5;
+  options.keep = state.range(0) == 2 ? 1 : 5;
   options.prune = state.range(0) != 0;
+  options.accounting = state.range(0) != 2;
   planner::SearchResult r;
   for (auto _ : state) {
     r = planner::search(ctx, options);
     benchmark::DoNotOptimize(r);
   }
-  state.counters["ledgers"] = static_cast<double>(r.evaluated);
   state.counters["timed"] = static_cast<double>(r.timed);
-  state.counters["configs_per_s"] = benchmark::Counter(
-      static_cast<double>(r.feasible) * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate);
 }
-BENCHMARK(search_405b)->Name("search/405b")->ArgName("prune")->Arg(1)->Arg(0)
+// mode 1: pruned (the default); 0: exhaustive; 2: winner only (keep 1, no accounting).
+BENCHMARK(search_405b)->Name("search/405b")->ArgName("mode")->Arg(1)->Arg(0)->Arg(2)
     ->Unit(benchmark::kMillisecond);
 
-// (3) `planner plan scenarios/b.json` with its thresholds: the whole process (fork/exec of the
-// built binary, output to /dev/null), and run_cli in-process; the thresholds alone on 1 and
-// on 2 threads.
-void plan_b_process(benchmark::State& state) {
-  const std::string binary = PLANNER_BINARY;
-  const std::string scenario = scenario_path("b.json");
-  std::vector<std::string> args{binary, "plan", scenario};
+/// Runs `binary args...` with standard output to /dev/null and waits for it; false unless it
+/// exits with status 0.
+bool run_process(const std::string& binary, const std::vector<std::string>& args) {
+  std::vector<std::string> all{binary};
+  all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
+  for (std::string& a : all) argv.push_back(a.data());
   argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int started = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (started != 0) return false;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/// A whole process of `binary` (this build's planner, or a baseline's for comparison).
+void process(benchmark::State& state, const std::string& binary,
+             const std::vector<std::string>& args) {
   for (auto _ : state) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    pid_t pid = 0;
-    if (posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
-      state.SkipWithError("cannot start the planner binary");
-      break;
-    }
-    posix_spawn_file_actions_destroy(&actions);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      state.SkipWithError("planner plan scenarios/b.json failed");
+    if (!run_process(binary, args)) {
+      state.SkipWithError(("failed: " + binary).c_str());
       break;
     }
   }
 }
+
+// (3) `planner plan scenarios/b.json` with its thresholds: the whole process (posix_spawn of
+// the built binary, output to /dev/null) and run_cli in-process; the thresholds alone on 1
+// and on 2 threads.
+const std::vector<std::string>& plan_b_args() {
+  static const std::vector<std::string> args{"plan", scenario_path("b.json")};
+  return args;
+}
+
+void plan_b_process(benchmark::State& state) { process(state, PLANNER_BINARY, plan_b_args()); }
 BENCHMARK(plan_b_process)->Name("plan_b/process")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void plan_b_in_process(benchmark::State& state) {
-  const std::vector<std::string> args{"plan", scenario_path("b.json")};
   for (auto _ : state) {
     std::ostringstream out, err;
-    if (planner::run_cli(args, out, err) != 0) {
+    if (planner::run_cli(plan_b_args(), out, err) != 0) {
       state.SkipWithError("planner plan scenarios/b.json failed");
       break;
     }
@@ -158,17 +169,21 @@ BENCHMARK(thresholds_b)->Name("plan_b/thresholds")->ArgName("threads")->Arg(1)->
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // (4) 1,000 points: scenario A over inter-node bandwidth (40 values, 5 to 400 GB/s, log) ×
-// sequence length (25 values, 1024 to 16384).
+// sequence length (25 values, 1024 to 16384), in-process on 1 and 2 threads, and as a process.
+std::vector<std::string> sweep_args(int threads) {
+  return {"sweep",
+          scenario_path("a.json"),
+          "--vary",
+          "/cluster/inter_node/bandwidth=5GB/s..400GB/s:40log",
+          "--vary",
+          "/model/seq_len=1024..16384:25",
+          "--no-progress",
+          "--threads",
+          std::to_string(threads)};
+}
+
 void sweep_a(benchmark::State& state) {
-  const std::vector<std::string> args{"sweep",
-                                      scenario_path("a.json"),
-                                      "--vary",
-                                      "/cluster/inter_node/bandwidth=5GB/s..400GB/s:40log",
-                                      "--vary",
-                                      "/model/seq_len=1024..16384:25",
-                                      "--threads",
-                                      std::to_string(state.range(0)),
-                                      "--no-progress"};
+  const std::vector<std::string> args = sweep_args(static_cast<int>(state.range(0)));
   for (auto _ : state) {
     std::ostringstream out, err;
     if (planner::run_cli(args, out, err) != 0) {
@@ -177,13 +192,40 @@ void sweep_a(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(out);
   }
-  state.counters["points_per_s"] =
-      benchmark::Counter(1000.0 * static_cast<double>(state.iterations()),
-                         benchmark::Counter::kIsRate);
+  state.counters["points_per_s"] = benchmark::Counter(
+      1000.0 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(sweep_a)->Name("sweep/a_1000")->ArgName("threads")->Arg(1)->Arg(2)
-    ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void sweep_a_process(benchmark::State& state) { process(state, PLANNER_BINARY, sweep_args(2)); }
+BENCHMARK(sweep_a_process)->Name("sweep/a_1000_process")->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 
-BENCHMARK_MAIN();
+// With PLANNER_BASELINE_BINARY=/path/to/an/older/planner, the process benchmarks also run that
+// binary in the same run, so before/after ratios are measured side by side.
+int main(int argc, char** argv) {
+  if (const char* baseline = std::getenv("PLANNER_BASELINE_BINARY"); baseline && *baseline) {
+    const std::string binary = baseline;
+    benchmark::RegisterBenchmark("plan_b/process_baseline",
+                                 [binary](benchmark::State& state) {
+                                   process(state, binary, plan_b_args());
+                                 })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark("sweep/a_1000_process_baseline",
+                                 [binary](benchmark::State& state) {
+                                   process(state, binary, sweep_args(2));
+                                 })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->Iterations(2);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

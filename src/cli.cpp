@@ -116,9 +116,32 @@ Placement parse_placement(const std::string& text) {
   return p;
 }
 
+/// Range check of an integer flag before any arithmetic on it, with the loader's limits for
+/// the same plan field (docs/errors.md §Limits), so that no product below can overflow and no
+/// division sees a zero.
+void check_flag(const std::optional<std::int64_t>& value, const char* field, int limit_log2) {
+  if (!value) return;
+  const std::int64_t limit = std::int64_t{1} << limit_log2;
+  if (*value < 1) {
+    throw InputError("command line", fmt::format("/plan/{}", field),
+                     fmt::format("expected a positive integer, got {}", *value));
+  }
+  if (*value > limit) {
+    throw InputError("command line", fmt::format("/plan/{}", field),
+                     fmt::format("expected a positive integer no greater than {} (2^{}), got {}",
+                                 limit, limit_log2, *value));
+  }
+}
+
 /// The plan `planner memory` evaluates: the pinned plan with the flags applied; degrees not
 /// given fill the world (dp = GPUs / (tp·pp·cp)) and the accumulation fills the batch target.
 Plan memory_plan(const Scenario& s, const MemoryArgs& a) {
+  check_flag(a.dp, "dp", 24);
+  check_flag(a.tp, "tp", 24);
+  check_flag(a.pp, "pp", 24);
+  check_flag(a.cp, "cp", 24);
+  check_flag(a.micro_batch, "micro_batch", 16);
+  check_flag(a.grad_accum, "grad_accum", 16);
   const bool pinned = s.plan.has_value();
   const bool any_flag = a.dp || a.tp || a.pp || a.cp || a.zero || a.recompute || a.flash ||
                         a.sp || a.micro_batch || a.grad_accum || a.placement;
@@ -138,8 +161,12 @@ Plan memory_plan(const Scenario& s, const MemoryArgs& a) {
   if (a.dp) {
     p.dp = *a.dp;
   } else if (a.tp || a.pp || a.cp || !pinned) {
-    const std::int64_t model = p.tp * p.pp * p.cp;
-    p.dp = model > 0 ? std::max<std::int64_t>(1, world_size(s.cluster) / model) : 1;
+    // Each degree is at most 2^24, so tp·pp·cp < 2^72 may overflow: a product past 2^63
+    // leaves dp = 1, and validate_plan reports the mismatch with the world size.
+    std::int64_t model = 0;
+    const bool overflow = __builtin_mul_overflow(p.tp, p.pp, &model) ||
+                          __builtin_mul_overflow(model, p.cp, &model);
+    p.dp = overflow ? 1 : std::max<std::int64_t>(1, world_size(s.cluster) / model);
   }
   if (a.zero) p.zero = *a.zero;
   if (a.recompute) p.recompute = parse_recompute(*a.recompute);
@@ -207,6 +234,14 @@ int run_collective(const CollectiveArgs& a, std::ostream& out) {
   }
   positive(a.bandwidth_gb_per_s, "--bw");
   positive(a.bytes, "--bytes");
+  // The loader's range for a link, 1 B/s to 1e18 B/s: below it the wire time of a large
+  // message overflows to infinity.
+  if (a.bandwidth_gb_per_s < 1e-9 || a.bandwidth_gb_per_s > 1e9) {
+    throw InputError("command line", "",
+                     fmt::format("--bw must be from 1e-09 to 1e+09 GB/s (1 B/s to 1e18 B/s), "
+                                 "got {:g}",
+                                 a.bandwidth_gb_per_s));
+  }
   if (!(a.latency_us >= 0) || !std::isfinite(a.latency_us) || a.latency_us > 1e12) {
     throw InputError("command line", "", fmt::format("--latency must be >= 0 microseconds, got "
                                                      "{:g}", a.latency_us));

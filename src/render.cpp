@@ -307,11 +307,19 @@ std::string report_text(const PlanReport& r) {
   out += fmt::format("Recommendation: {}\n  {}\n", describe(ctx, best.plan), headline(ctx, best));
   if (r.pinned) {
     const double ratio = time_per_unit(ctx, *r.pinned) / time_per_unit(ctx, best);
+    // A plan that does not fit has no speed to compare, and a pinned plan off the searched
+    // batch split can be the faster one (both printed "the recommendation is -98.3 % faster").
+    std::string verdict = fmt::format("the recommendation is {:.1f} % faster", 100 * (ratio - 1));
+    if (same_answer(ctx, r.pinned->plan, best.plan)) {
+      verdict = "the same answer";
+    } else if (!r.pinned->fits()) {
+      verdict = "the recommendation fits";
+    } else if (ratio < 1) {
+      verdict = fmt::format("the recommendation is {:.1f} % slower", 100 * (1 - ratio));
+    }
     out += fmt::format("  your pinned plan ({}): {}; {}\n", describe(ctx, r.pinned->plan),
                        r.pinned->fits() ? headline(ctx, *r.pinned) : "does not fit: " + memory_reason(r.pinned->memory),
-                       same_answer(ctx, r.pinned->plan, best.plan)
-                           ? "the same answer"
-                           : fmt::format("the recommendation is {:.1f} % faster", 100 * (ratio - 1)));
+                       verdict);
   }
   out += fmt::format("\n1. Binding constraint: {}{}\n   {}\n", x.binding.kind,
                      x.binding.quadratic_dominates ? " (the quadratic attention term dominates)" : "",

@@ -48,6 +48,11 @@ constexpr IntRule batch_count{1, pow2(16)};     // micro_batch, grad_accum, serv
 constexpr IntRule sequence_count{1, pow2(32)};  // micro_batch · grad_accum
 constexpr IntRule zero_stage{0, 3};
 constexpr std::int64_t max_world = pow2(24);
+// Sequences per optimizer step, global_batch_tokens / seq_len: at most micro_batch ·
+// grad_accum = 2^16 · 2^16 on one replica. The search enumerates the divisors of each
+// replica's share (O(sqrt(n)) each); 2^50 sequences made one search take seconds and a
+// plan with thresholds minutes (docs/testing.md §Findings).
+constexpr double max_sequences_per_step = 0x1p32;
 
 /// A range for a real number or a quantity; `expect` is the whole "expected ..." phrase.
 struct NumberRule {
@@ -75,7 +80,8 @@ constexpr NumberRule training_bytes{
     4, false, 64, "a number of bytes per parameter from 4 to 64 (16 for mixed-precision Adam)"};
 constexpr NumberRule serving_bytes{
     0, true, 64, "a positive number of bytes per weight, at most 64 (2 for bf16)"};
-constexpr NumberRule efficiency{0, true, 1, "a fraction in (0, 1], such as 0.7"};
+// Bounded below: at 1e-300 of 1 B/s a decode step took infinitely long (docs/testing.md).
+constexpr NumberRule efficiency{0.001, false, 1, "a fraction from 0.001 to 1, such as 0.7"};
 constexpr NumberRule param_count{0, true, 1e16,
                                  "a positive parameter count such as 8e9 (at most 1e16)"};
 constexpr NumberRule tolerance{0, false, 1, "a relative tolerance from 0 to 1, such as 0.01"};
@@ -923,6 +929,17 @@ Scenario load_scenario(const json& doc, const std::string& origin) {
       origin);
   s.workload = read_workload(
       top.need("workload", "an object with kind \"training\" or \"serving\""), origin);
+  if (s.workload.kind == WorkloadKind::training) {
+    const double sequences =
+        s.workload.training.global_batch_tokens / static_cast<double>(s.model.seq_len);
+    if (sequences > max_sequences_per_step) {
+      fail(origin, "/workload/global_batch_tokens",
+           fmt::format("global_batch_tokens / seq_len = {:.10g} / {} = {:.10g} sequences per step "
+                       "exceeds the limit of {}",
+                       s.workload.training.global_batch_tokens, s.model.seq_len, sequences,
+                       limit_text(static_cast<std::int64_t>(max_sequences_per_step))));
+    }
+  }
   if (const json* plan = top.find("plan")) {
     s.plan = read_plan(*plan, s.workload, origin);
     validate_plan(s, *s.plan, origin, "/plan");

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <exception>
 #include <iostream>
 #include <ostream>
 #include <thread>
@@ -138,11 +140,22 @@ struct PointResult {
   std::string jsonl;
 };
 
+/// RFC 4180: a field with a comma, a double quote or a line break is quoted, its quotes doubled.
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
+
 std::string csv_cell(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
+  if (v.is_string()) return csv_field(v.get<std::string>());
   if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
   if (v.is_number()) return fmt::format("{:.6g}", v.get<double>());
-  return v.dump();
+  return csv_field(v.dump());
 }
 
 PointResult run_point(const json& base, const std::vector<SweepAxis>& axes,
@@ -160,6 +173,7 @@ PointResult run_point(const json& base, const std::vector<SweepAxis>& axes,
   const Context ctx = make_context(s);
   SearchOptions options;
   options.keep = 1;
+  options.accounting = false;  // only the winner is printed
   const SearchResult r = search(ctx, options);
   const BindingConstraint binding = binding_constraint(ctx);
   PointResult out;
@@ -170,9 +184,9 @@ PointResult run_point(const json& base, const std::vector<SweepAxis>& axes,
     line["status"] = "ok";
     line["best"] = plan_json(ctx, e);
   } else {
-    const std::size_t columns = static_cast<std::size_t>(
-        std::count(plan_csv_header(ctx.workload.kind).begin(),
-                   plan_csv_header(ctx.workload.kind).end(), ',') + 1);
+    const std::string header = plan_csv_header(ctx.workload.kind);
+    const auto columns =
+        static_cast<std::size_t>(std::count(header.begin(), header.end(), ',') + 1);
     out.csv = cells + "no_fit," + std::string(columns - 1, ',') + "," + binding.kind + "\n";
     line["status"] = "no_fit";
     line["best"] = nullptr;
@@ -206,6 +220,11 @@ int run_sweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   std::size_t points = 1;
   for (const std::string& spec : args.vary) {
     axes.push_back(parse_vary(spec, base));
+    for (std::size_t a = 0; a + 1 < axes.size(); ++a) {
+      if (axes[a].pointer == axes.back().pointer) {
+        bad(spec, fmt::format("{} is already varied by an earlier --vary", axes.back().pointer));
+      }
+    }
     points *= axes.back().values.size();
     if (points > max_points) {
       throw InputError("--vary", "", fmt::format("the grid has more than {} points", max_points));
@@ -240,9 +259,16 @@ int run_sweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   std::atomic<std::size_t> done{0};
   const bool show = !args.no_progress && isatty(STDERR_FILENO) && &err == &std::cerr;
   const auto start = std::chrono::steady_clock::now();
+  // A point that throws (a bug, or memory exhaustion) stops the sweep: its exception is kept
+  // and rethrown on this thread after the workers have joined, the first in grid order.
+  std::vector<std::exception_ptr> failed(last - first);
   auto worker = [&] {
     for (std::size_t i = next++; i < last; i = next++) {
-      results[i - first] = run_point(base, axes, index_of(i), origin);
+      try {
+        results[i - first] = run_point(base, axes, index_of(i), origin);
+      } catch (...) {
+        failed[i - first] = std::current_exception();
+      }
       ++done;
     }
   };
@@ -264,9 +290,16 @@ int run_sweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
     worker();
     for (std::thread& t : pool) t.join();
   }
-  if (args.format == "csv" && first == 0) {
+  for (const std::exception_ptr& e : failed) {
+    if (e) std::rethrow_exception(e);
+  }
+  // The header belongs to shard 1 alone, so that shards concatenate to the whole output even
+  // when some are empty (more shards than points).
+  const bool first_shard =
+      args.shard.empty() || std::strtol(args.shard.c_str(), nullptr, 10) == 1;
+  if (args.format == "csv" && first_shard) {
     std::string header;
-    for (const SweepAxis& a : axes) header += a.pointer + ",";
+    for (const SweepAxis& a : axes) header += csv_field(a.pointer) + ",";
     out << header << "status," << plan_csv_header(scenario.workload.kind)
         << ",binding_constraint\n";
   }

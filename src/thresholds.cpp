@@ -2,14 +2,19 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <functional>
+#include <thread>
 
 namespace planner {
 
 std::optional<Plan> recommend(const Context& ctx) {
   SearchOptions options;
   options.keep = 1;
+  options.accounting = false;  // only the winner is needed
   const SearchResult r = search(ctx, options);
   if (!r.found()) return std::nullopt;
   return r.ranked.front().plan;
@@ -141,40 +146,35 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
   return std::nullopt;
 }
 
-/// GPUs per node, with the world size kept: the divisors of the world below and above.
-std::vector<Threshold> node_size(const Context& base, const Plan& best) {
-  std::vector<Threshold> out;
+/// GPUs per node, with the world size kept: the nearest divisor of the world below (or above)
+/// the scenario's at which the recommendation changes.
+std::optional<Threshold> node_size(const Context& base, const Plan& best, bool downward) {
   const std::int64_t world = world_size(base.cluster);
   const std::vector<std::int64_t> sizes = divisors(world);
   const std::int64_t now = base.cluster.gpus_per_node;
-  auto try_direction = [&](bool downward) {
-    std::vector<std::int64_t> order;
-    for (std::int64_t d : sizes) {
-      if (downward ? d < now : d > now) order.push_back(d);
+  std::vector<std::int64_t> order;
+  for (std::int64_t d : sizes) {
+    if (downward ? d < now : d > now) order.push_back(d);
+  }
+  if (downward) std::reverse(order.begin(), order.end());
+  for (std::int64_t d : order) {
+    Context ctx = base;
+    ctx.cluster.gpus_per_node = d;
+    ctx.cluster.nodes = world / d;
+    const std::optional<Plan> plan = recommend(ctx);
+    if (!same(ctx, plan, best)) {
+      Threshold t;
+      t.parameter = "/cluster/gpus_per_node";
+      t.base_value = static_cast<double>(now);
+      t.value = static_cast<double>(d);
+      t.direction = downward ? "below" : "above";
+      if (plan) t.plan = *plan;
+      t.summary = fmt::format("/cluster/gpus_per_node = {} (now {}, {} GPUs kept): {}", d, now,
+                              world, plan_text(ctx, plan));
+      return t;
     }
-    if (downward) std::reverse(order.begin(), order.end());
-    for (std::int64_t d : order) {
-      Context ctx = base;
-      ctx.cluster.gpus_per_node = d;
-      ctx.cluster.nodes = world / d;
-      const std::optional<Plan> plan = recommend(ctx);
-      if (!same(ctx, plan, best)) {
-        Threshold t;
-        t.parameter = "/cluster/gpus_per_node";
-        t.base_value = static_cast<double>(now);
-        t.value = static_cast<double>(d);
-        t.direction = downward ? "below" : "above";
-        if (plan) t.plan = *plan;
-        t.summary = fmt::format("/cluster/gpus_per_node = {} (now {}, {} GPUs kept): {}", d, now,
-                                world, plan_text(ctx, plan));
-        out.push_back(t);
-        return;
-      }
-    }
-  };
-  try_direction(true);
-  try_direction(false);
-  return out;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -187,14 +187,39 @@ std::vector<std::string> threshold_parameters(const Context& ctx) {
 }
 
 std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best, unsigned threads) {
-  (void)threads;
-  std::vector<Threshold> out;
-  for (const Input& in : inputs(ctx)) {
-    for (bool downward : {true, false}) {
-      if (auto t = scan(ctx, in, best, downward)) out.push_back(*t);
+  // Every scan is an independent task (a pure function of the context); tasks run on a small
+  // pool and each writes its own slot, and the slots are read in task order, so the output is
+  // the serial result whatever the thread count and timing.
+  const std::vector<Input> scanned = inputs(ctx);
+  const std::size_t tasks = 2 * scanned.size() + 2;
+  auto run = [&](std::size_t i) -> std::optional<Threshold> {
+    const bool downward = i % 2 == 0;
+    if (i / 2 < scanned.size()) return scan(ctx, scanned[i / 2], best, downward);
+    return node_size(ctx, best, downward);
+  };
+  std::vector<std::optional<Threshold>> found(tasks);
+  std::vector<std::exception_ptr> failed(tasks);
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, tasks));
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < tasks; i = next++) {
+      try {
+        found[i] = run(i);
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
     }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  std::vector<Threshold> out;
+  for (std::size_t i = 0; i < tasks; ++i) {
+    if (failed[i]) std::rethrow_exception(failed[i]);
+    if (found[i]) out.push_back(std::move(*found[i]));
   }
-  for (Threshold& t : node_size(ctx, best)) out.push_back(t);
   return out;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <string_view>
@@ -46,9 +47,10 @@ struct CollectiveCost {
   [[nodiscard]] double seconds() const noexcept { return latency_seconds + wire_seconds; }
 };
 
-/// ⌈log2 n⌉ for n ≥ 1: the depth of a binary tree over n ranks.
+/// ⌈log2 n⌉ for n ≥ 1: the depth of a binary tree over n ranks, counted in integers (the bit
+/// width of n − 1), which is exactly ceil(log2(n)) for every n below 2^49.
 [[nodiscard]] inline double tree_depth(std::int64_t n) noexcept {
-  return std::ceil(std::log2(static_cast<double>(n)));
+  return n <= 1 ? 0.0 : static_cast<double>(std::bit_width(static_cast<std::uint64_t>(n - 1)));
 }
 
 /// Whether `algorithm` implements `op` in the libraries we model. NCCL/RCCL provide ring and

@@ -1,6 +1,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -51,7 +52,20 @@ struct Context {
                                    "plan with flash_attention",
                                    measured, io));
     }
-    ctx.flops_per_second = micro_batch_flops(s.model, ref).total() / (measured - io);
+    const double flops = micro_batch_flops(s.model, ref).total();
+    ctx.flops_per_second = flops / (measured - io);
+    // Above the loader's limit for gpu.flops the measurement is off by orders of magnitude;
+    // a time of 1e-300 s even made the rate infinite and every time zero.
+    if (!(ctx.flops_per_second <= 1e21)) {
+      const std::string rate = std::isfinite(ctx.flops_per_second)
+                                   ? fmt::format("{:.4g}", ctx.flops_per_second)
+                                   : std::string("more than 1e308");
+      throw InputError(s.origin, "/workload/step_time_per_micro_batch",
+                       fmt::format("the measured {:.4g} s implies {} FLOP/s for the reference "
+                                   "plan's {:.4g} FLOP, above the limit of 1e21 FLOP/s; check "
+                                   "the value",
+                                   measured, rate, flops));
+    }
     ctx.calibrated = true;
   }
   return ctx;

@@ -29,7 +29,15 @@ struct SearchFilter {
 struct SearchOptions {
   std::size_t keep = 10;  ///< how many ranked feasible plans to return
   SearchFilter filter;
+  /// Skip the time model for configurations that provably cannot enter the top `keep`
+  /// (docs/performance.md §Pruning). The ranked list, the counts and the rejections are the
+  /// same either way; false is the exhaustive reference the tests compare against.
   bool prune = true;
+  /// Count every ledger and keep the closest rejections (evaluated, feasible,
+  /// rejected_by_kind, rejected). Without it, a pruned search computes only what ranking
+  /// needs, leaves those empty, and returns the same ranked list (for callers that want the
+  /// winner: thresholds, sweeps).
+  bool accounting = true;
 };
 
 /// A configuration the search dropped, with the number that drops it.
@@ -45,7 +53,7 @@ struct SearchResult {
   std::vector<RankKey> keys;       ///< rank key of each ranked plan
   std::int64_t evaluated = 0;      ///< configurations whose ledger was computed
   std::int64_t feasible = 0;       ///< of those, the ones that fit
-  std::int64_t timed = 0;
+  std::int64_t timed = 0;          ///< time-model evaluations run (pruning lowers it)
   std::map<std::string, std::int64_t> rejected_by_kind;
   std::vector<Rejection> rejected;  ///< the closest few of each kind
   [[nodiscard]] bool found() const noexcept { return !ranked.empty(); }
@@ -63,13 +71,20 @@ struct SearchResult {
   return small;
 }
 
+/// At most 4! placements: a fixed-capacity list, so the search's loops allocate nothing.
+struct PlacementList {
+  std::array<Placement, 24> items{};
+  std::size_t size = 0;
+  [[nodiscard]] const Placement* begin() const noexcept { return items.data(); }
+  [[nodiscard]] const Placement* end() const noexcept { return items.data() + size; }
+};
+
 /// Placements that differ in which tier some group pays: one representative (the first in
 /// lexicographic order of the axes, starting from Megatron's tp, cp, dp, pp) per distinct
 /// assignment of tiers to the tp, cp, pp and dp×cp groups.
-[[nodiscard]] inline std::vector<Placement> distinct_placements(const Plan& base,
-                                                                const Cluster& c) {
-  std::vector<Placement> out;
-  std::vector<int> seen;
+[[nodiscard]] inline PlacementList distinct_placements(const Plan& base, const Cluster& c) {
+  PlacementList out;
+  std::array<bool, 16> seen{};
   Placement order = default_placement;
   std::sort(order.begin(), order.end());
   do {
@@ -78,9 +93,9 @@ struct SearchResult {
     const int signature = inside_node(p, c, {Axis::tp}) * 1 + inside_node(p, c, {Axis::cp}) * 2 +
                           inside_node(p, c, {Axis::pp}) * 4 +
                           inside_node(p, c, {Axis::dp, Axis::cp}) * 8;
-    if (std::find(seen.begin(), seen.end(), signature) == seen.end()) {
-      seen.push_back(signature);
-      out.push_back(order);
+    if (!seen[static_cast<std::size_t>(signature)]) {
+      seen[static_cast<std::size_t>(signature)] = true;
+      out.items[out.size++] = order;
     }
   } while (std::next_permutation(order.begin(), order.end()));
   return out;

@@ -16,7 +16,8 @@ namespace planner {
 /// The inputs searched: their JSON pointers, in output order.
 [[nodiscard]] std::vector<std::string> threshold_parameters(const Context& ctx);
 
-/// Thresholds around the plan `best` (the recommendation for `ctx`).
+/// Thresholds around the plan `best` (the recommendation for `ctx`). The scans run on up to
+/// `threads` threads (0: one per core); the result is the same for every thread count.
 [[nodiscard]] std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best,
                                                      unsigned threads = 0);
 

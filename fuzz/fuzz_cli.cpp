@@ -1,0 +1,101 @@
+// libFuzzer harness for the command line (docs/testing.md §Fuzzing): the input is a command,
+// one argument per line, run through run_cli in-process against the scenarios in a scratch
+// directory. `planner memory` and `planner collective` do their own arithmetic on flag values
+// before anything is validated, which the scenario harness cannot reach; `plan` runs without
+// thresholds. Exit codes 0, 1 and 2 are expected; an exception escaping run_cli (the binary's
+// exit 3), a sanitizer report, or a NaN or infinity in the output crashes the fuzzer.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "planner/cli.hpp"
+
+namespace {
+
+bool has_non_finite_word(std::string_view text) {
+  const auto word_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  };
+  for (const std::string_view word : {std::string_view("nan"), std::string_view("inf")}) {
+    for (std::size_t at = text.find(word); at != std::string_view::npos;
+         at = text.find(word, at + 1)) {
+      const std::size_t end = at + word.size();
+      if ((at == 0 || !word_char(text[at - 1])) && (end == text.size() || !word_char(text[end])))
+        return true;
+    }
+  }
+  return false;
+}
+
+/// A scratch directory holding copies of the scenarios, so that the commands name files by
+/// their short names (a.json) and never read anything else.
+void enter_sandbox() {
+  static const bool done = [] {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / "planner_fuzz_cli";
+    fs::create_directories(dir);
+    for (const auto& entry : fs::directory_iterator(fs::path(PLANNER_SOURCE_DIR) / "scenarios")) {
+      fs::copy_file(entry.path(), dir / entry.path().filename(),
+                    fs::copy_options::overwrite_existing);
+    }
+    fs::current_path(dir);
+    return true;
+  }();
+  (void)done;
+}
+
+/// Arguments that could make the command read outside the sandbox or wait on standard input:
+/// "-", absolute paths (a JSON pointer of --set or --vary always carries '='), "..".
+bool unsafe(const std::string& arg) {
+  return arg == "-" || arg.find("..") != std::string::npos ||
+         (arg.starts_with("/") && arg.find('=') == std::string::npos);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  enter_sandbox();
+  std::vector<std::string> args;
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  while (!text.empty() && args.size() < 32) {
+    const std::size_t newline = text.find('\n');
+    args.emplace_back(text.substr(0, newline));
+    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+  }
+  if (args.empty()) return 0;
+  // sweep and check are left out: a sweep's grid may hold 10^7 points by design, and check
+  // computes thresholds when asked to.
+  if (args[0] != "memory" && args[0] != "collective" && args[0] != "plan") return 0;
+  for (const std::string& arg : args) {
+    if (unsafe(arg)) return 0;
+    // The scenario's name is printed as written (it may be "inf"); leave it alone.
+    if (arg.find("/name") != std::string::npos) return 0;
+  }
+  if (args[0] == "plan") args.push_back("--no-thresholds");
+  std::ostringstream out, err;
+  const int code = planner::run_cli(args, out, err);  // anything but InputError escapes
+  if (code != 0 && code != 1 && code != 2) {
+    std::fprintf(stderr, "unexpected exit code %d\n", code);
+    std::abort();
+  }
+  const std::string printed = out.str();
+  // JSON output is checked by dump_json itself: a non-finite number throws (exit 3 above).
+  if (printed.starts_with("{")) return 0;
+  // The text title repeats the scenario's name, chosen by whoever wrote it; skip that line.
+  const std::string_view body =
+      args[0] == "collective" ? std::string_view(printed)
+                              : std::string_view(printed).substr(
+                                    std::min(printed.size(), printed.find('\n') + 1));
+  if (has_non_finite_word(body)) {
+    std::fprintf(stderr, "non-finite number in the output:\n%s\n", printed.c_str());
+    std::abort();
+  }
+  return 0;
+}

@@ -1,0 +1,269 @@
+// Speed-ups that must not change a result. The pruned search (SearchOptions::prune, the
+// default) against the exhaustive one on random small scenarios: the same ranked list, rank
+// keys, counts and closest rejections; the winner-only search (accounting off) with the same
+// ranked list. The pruning argument is in src/search.cpp and docs/performance.md §Pruning;
+// this is its check on cases nobody chose by hand. Also: tree_depth in integers, and the
+// threshold scans on threads.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "planner/collectives.hpp"
+#include "planner/scenario_json.hpp"
+#include "planner/search.hpp"
+#include "planner/thresholds.hpp"
+
+using namespace planner;
+
+namespace {
+
+/// A small random scenario (at most 32 GPUs). Ranges span the cases where state memory,
+/// activation memory or the network binds, with the inter-node tier sometimes the faster one.
+class RandomScenario {
+ public:
+  explicit RandomScenario(std::uint64_t seed) : rng_(seed) {}
+
+  Context next(bool serving) {
+    Context ctx;
+    Model& m = ctx.model;
+    const std::int64_t heads_choices[] = {4, 8, 12, 16, 32};
+    m.heads = pick(heads_choices);
+    const std::int64_t head_dims[] = {32, 64, 128};
+    m.hidden = m.heads * pick(head_dims);
+    std::vector<std::int64_t> kv;
+    for (std::int64_t d = 1; d <= m.heads; ++d) {
+      if (m.heads % d == 0) kv.push_back(d);
+    }
+    m.kv_heads = kv[index(kv.size())];
+    m.layers = integer(1, 40);
+    m.gated_mlp = coin();
+    m.ffn_hidden = m.gated_mlp ? (8 * m.hidden / 3 + 63) / 64 * 64 : 4 * m.hidden;
+    m.vocab = integer(500, 64000);
+    m.tied_embeddings = coin();
+    const std::int64_t seqs[] = {256, 1024, 2048, 3000, 4096, 8192, 32768};
+    m.seq_len = pick(seqs);
+
+    Cluster& c = ctx.cluster;
+    const std::int64_t node_sizes[] = {1, 2, 4, 8};
+    c.gpus_per_node = pick(node_sizes);
+    const std::int64_t node_counts[] = {1, 2, 3, 4};
+    c.nodes = pick(node_counts);
+    c.gpu.memory_bytes = log_uniform(2, 192) * gib;
+    c.gpu.reserve_bytes = coin() ? 0.0 : std::floor(0.1 * c.gpu.memory_bytes);
+    c.gpu.memory_bandwidth_bytes_per_second = log_uniform(1e12, 6e12);
+    c.gpu.flops_per_second = log_uniform(50e12, 1000e12);
+    c.intra_node = {log_uniform(50e9, 900e9), log_uniform(1e-6, 20e-6)};
+    c.inter_node = {log_uniform(5e9, 400e9), log_uniform(1e-6, 30e-6)};
+    ctx.flops_per_second = c.gpu.flops_per_second;
+
+    if (serving) {
+      ctx.workload.kind = WorkloadKind::serving;
+      ctx.workload.serving.batch = integer(1, 64);
+      ctx.workload.serving.context_tokens = integer(128, 16384);
+      ctx.workload.serving.slo_per_token_seconds = log_uniform(1e-3, 100e-3);
+      ctx.workload.serving.memory_bandwidth_efficiency = 0.7;
+    } else {
+      const double world = static_cast<double>(c.nodes * c.gpus_per_node);
+      ctx.workload.training.global_batch_tokens =
+          std::round(log_uniform(1, 8 * world)) * static_cast<double>(m.seq_len);
+    }
+    return ctx;
+  }
+
+ private:
+  bool coin() { return (rng_() & 1) == 1; }
+  std::size_t index(std::size_t n) { return static_cast<std::size_t>(rng_() % n); }
+  std::int64_t integer(std::int64_t lo, std::int64_t hi) {
+    return lo + static_cast<std::int64_t>(rng_() % static_cast<std::uint64_t>(hi - lo + 1));
+  }
+  template <std::size_t n>
+  std::int64_t pick(const std::int64_t (&values)[n]) {
+    return values[index(n)];
+  }
+  double log_uniform(double lo, double hi) {
+    const double u = static_cast<double>(rng_() >> 11) / 9007199254740992.0;  // [0, 1)
+    return lo * std::pow(hi / lo, u);
+  }
+  std::mt19937_64 rng_;
+};
+
+bool same_plan(const Plan& a, const Plan& b) {
+  return a.dp == b.dp && a.tp == b.tp && a.pp == b.pp && a.cp == b.cp && a.zero == b.zero &&
+         a.recompute == b.recompute && a.flash_attention == b.flash_attention &&
+         a.sequence_parallel == b.sequence_parallel && a.micro_batch == b.micro_batch &&
+         a.grad_accum == b.grad_accum && a.placement == b.placement;
+}
+
+/// The restrictions the explanation searches with, in turn.
+SearchFilter filter_for(int i) {
+  SearchFilter f;
+  switch (i % 7) {
+    case 1: f.tp = 1; f.pp = 1; f.cp = 1; break;  // pure data parallel
+    case 2: f.pp_min = 2; break;                    // with pipeline stages
+    case 3: f.cp_min = 2; break;                    // with context parallelism
+    case 4: f.zero = 3; break;
+    case 5: f.tp = 2; f.tp_inside_node = true; break;
+    case 6: f.recompute = Recompute::full; break;
+    default: break;                                 // unrestricted
+  }
+  return f;
+}
+
+void require_same_ranking(const SearchResult& pruned, const SearchResult& full) {
+  REQUIRE(pruned.ranked.size() == full.ranked.size());
+  REQUIRE(pruned.keys.size() == full.keys.size());
+  for (std::size_t i = 0; i < full.ranked.size(); ++i) {
+    INFO("rank " << i + 1);
+    CHECK(same_plan(pruned.ranked[i].plan, full.ranked[i].plan));
+    CHECK_FALSE(pruned.keys[i] < full.keys[i]);
+    CHECK_FALSE(full.keys[i] < pruned.keys[i]);
+    CHECK(pruned.ranked[i].memory.total_bytes() == full.ranked[i].memory.total_bytes());
+    CHECK(pruned.ranked[i].training.tokens_per_second ==
+          full.ranked[i].training.tokens_per_second);
+    CHECK(pruned.ranked[i].serving.per_token_seconds == full.ranked[i].serving.per_token_seconds);
+  }
+}
+
+/// The ranking, and the accounting (counts and closest rejections) too.
+void require_same(const SearchResult& pruned, const SearchResult& full) {
+  require_same_ranking(pruned, full);
+  CHECK(pruned.evaluated == full.evaluated);
+  CHECK(pruned.feasible == full.feasible);
+  CHECK(pruned.rejected_by_kind == full.rejected_by_kind);
+  REQUIRE(pruned.rejected.size() == full.rejected.size());
+  for (std::size_t i = 0; i < full.rejected.size(); ++i) {
+    CHECK(same_plan(pruned.rejected[i].plan, full.rejected[i].plan));
+    CHECK(pruned.rejected[i].kind == full.rejected[i].kind);
+    CHECK(pruned.rejected[i].reason == full.rejected[i].reason);
+    CHECK(pruned.rejected[i].excess == full.rejected[i].excess);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("Pruned, winner-only and exhaustive training searches rank identically on random "
+          "scenarios",
+          "[pruning]") {
+  RandomScenario random(20240611);
+  const std::size_t keeps[] = {1, 2, 5, 10};
+  std::int64_t timed_pruned = 0, timed_full = 0, found = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const Context ctx = random.next(false);
+    SearchOptions options;
+    options.keep = keeps[i % 4];
+    options.filter = filter_for(i / 4);
+    INFO("scenario " << i << ": " << ctx.model.layers << " layers, h " << ctx.model.hidden
+                     << ", s " << ctx.model.seq_len << ", " << ctx.cluster.nodes << " x "
+                     << ctx.cluster.gpus_per_node << " GPUs, keep " << options.keep);
+    options.prune = true;
+    const SearchResult pruned = search(ctx, options);
+    options.accounting = false;
+    const SearchResult winner = search(ctx, options);
+    options.accounting = true;
+    options.prune = false;
+    const SearchResult full = search(ctx, options);
+    require_same(pruned, full);
+    require_same_ranking(winner, full);
+    timed_pruned += pruned.timed;
+    timed_full += full.timed;
+    found += full.found() ? 1 : 0;
+  }
+  // Not vacuous: most scenarios have plans to rank (1658 of the 2000 when written), and
+  // pruning skipped most time evaluations (266,397 of 1,669,581).
+  CHECK(found > 1000);
+  CHECK(timed_pruned * 3 < timed_full);
+}
+
+TEST_CASE("Pruned and exhaustive serving searches agree on random scenarios", "[pruning]") {
+  RandomScenario random(7);
+  for (int i = 0; i < 100; ++i) {
+    const Context ctx = random.next(true);
+    SearchOptions options;
+    options.keep = 1 + static_cast<std::size_t>(i % 5);
+    options.prune = true;
+    const SearchResult pruned = search(ctx, options);
+    options.prune = false;
+    const SearchResult full = search(ctx, options);
+    INFO("scenario " << i);
+    require_same(pruned, full);
+  }
+}
+
+TEST_CASE("Ties within one time step are decided as without pruning", "[pruning]") {
+  // Two nodes of 4 with equal tiers: every placement of a plan has the same time, so whole
+  // families of plans share a time step and only the simplicity keys separate them. The
+  // pruning bound may discard only plans whose time step is strictly worse than the last
+  // kept one's; with keep = 10 the list is full of same-step plans.
+  Context ctx;
+  ctx.model.layers = 8;
+  ctx.model.hidden = 1024;
+  ctx.model.heads = 8;
+  ctx.model.kv_heads = 8;
+  ctx.model.ffn_hidden = 4096;
+  ctx.model.vocab = 32000;
+  ctx.model.seq_len = 2048;
+  ctx.cluster.nodes = 2;
+  ctx.cluster.gpus_per_node = 4;
+  ctx.cluster.gpu.memory_bytes = 80 * gib;
+  ctx.cluster.gpu.memory_bandwidth_bytes_per_second = 2e12;
+  ctx.cluster.gpu.flops_per_second = 100e12;
+  ctx.cluster.intra_node = {100e9, 5e-6};
+  ctx.cluster.inter_node = {100e9, 5e-6};
+  ctx.flops_per_second = 100e12;
+  ctx.workload.training.global_batch_tokens = 64 * 2048.0;
+  SearchOptions options;
+  options.keep = 10;
+  const SearchResult pruned = search(ctx, options);
+  options.prune = false;
+  const SearchResult full = search(ctx, options);
+  options.prune = true;
+  options.accounting = false;
+  const SearchResult winner = search(ctx, options);
+  REQUIRE(full.ranked.size() == 10);
+  CHECK(full.keys.front().time == full.keys.back().time);
+  require_same(pruned, full);
+  require_same_ranking(winner, full);
+}
+
+TEST_CASE("tree_depth counts in integers exactly what ceil(log2 n) gives, for every world size",
+          "[pruning][speed]") {
+  // collectives.hpp computes a tree's depth as the bit width of n − 1 instead of
+  // ceil(log2(n)) (a speed-up of the time model that must not change a result): compare
+  // the two for every group size up to the 2^24 GPUs a scenario may have.
+  std::int64_t differ = 0;
+  for (std::int64_t n = 1; n <= (std::int64_t{1} << 24); ++n) {
+    if (tree_depth(n) != std::ceil(std::log2(static_cast<double>(n)))) ++differ;
+  }
+  CHECK(differ == 0);
+}
+
+TEST_CASE("Threshold scans on threads give the serial result", "[pruning][speed]") {
+  // find_thresholds runs its scans on a pool; each writes its own slot and the slots are read
+  // in order, so 2 or 8 threads must return what 1 thread does, field for field.
+  for (const char* name : {"b.json", "d.json", "llama3-405b.json"}) {
+    INFO(name);
+    const Context ctx =
+        make_context(load_scenario_file(std::string(PLANNER_SOURCE_DIR) + "/scenarios/" + name));
+    const std::optional<Plan> best = recommend(ctx);
+    REQUIRE(best);
+    const std::vector<Threshold> serial = find_thresholds(ctx, *best, 1);
+    CHECK_FALSE(serial.empty());
+    for (unsigned threads : {2u, 8u}) {
+      const std::vector<Threshold> parallel = find_thresholds(ctx, *best, threads);
+      REQUIRE(parallel.size() == serial.size());
+      for (std::size_t i = 0; i < serial.size(); ++i) {
+        CHECK(parallel[i].parameter == serial[i].parameter);
+        CHECK(parallel[i].direction == serial[i].direction);
+        CHECK(parallel[i].value == serial[i].value);
+        CHECK(parallel[i].base_value == serial[i].base_value);
+        CHECK(same_plan(parallel[i].plan, serial[i].plan));
+        CHECK(parallel[i].summary == serial[i].summary);
+      }
+    }
+  }
+}
