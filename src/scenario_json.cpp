@@ -1002,10 +1002,35 @@ Scenario load_scenario_for_search(const nlohmann::json& doc, const std::string& 
     return load_scenario(doc, origin);
   } catch (const InputError& e) {
     const bool in_plan = e.pointer() == "/plan" || e.pointer().rfind("/plan/", 0) == 0;
-    if (!in_plan || !doc.is_object() || !doc.contains("plan")) throw;
+    if (!in_plan || !doc.is_object() || !doc.contains("plan") || !doc.at("plan").is_object()) {
+      throw;
+    }
     nlohmann::json without = doc;
     without.erase("plan");
     Scenario s = load_scenario(without, origin);
+    // Only the world size changed (a sweep over nodes, say): keep the pinned tp, pp, cp,
+    // recompute and micro-batch, which a measured step time belongs to, and refill dp.
+    if (e.pointer() == "/plan") {
+      const nlohmann::json& plan = doc.at("plan");
+      auto degree_of = [&](const char* key) -> std::int64_t {
+        if (!plan.contains(key)) return 1;
+        const nlohmann::json& v = plan.at(key);
+        return v.is_number_integer() ? v.get<std::int64_t>() : 0;
+      };
+      const std::int64_t model = degree_of("tp") * degree_of("pp") * degree_of("cp");
+      const std::int64_t world = world_size(s.cluster);
+      if (model > 0 && model <= world && world % model == 0) {
+        nlohmann::json refilled = doc;
+        refilled["plan"]["dp"] = world / model;
+        try {
+          Scenario r = load_scenario(refilled, origin);
+          warning = fmt::format("{}; the pinned plan's dp is refilled to {}", e.what(),
+                                world / model);
+          return r;
+        } catch (const InputError&) {
+        }
+      }
+    }
     warning = std::string(e.what()) + "; the pinned plan is ignored";
     if (s.workload.kind == WorkloadKind::training &&
         s.workload.training.step_time_per_micro_batch_seconds > 0) {

@@ -458,7 +458,7 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
                          [&] { return memory_reason(ledger); });
               break;
             }
-            result.feasible += static_cast<std::int64_t>(g.placement_count);
+            ++result.feasible;
             if (options.prune) {
               s.variants[choice * mb_count + i] |= static_cast<std::uint8_t>(1 << (2 * zero + sp));
               continue;
@@ -571,11 +571,11 @@ void search_serving(const Context& ctx, const SearchOptions& options, Collector&
                    [&] { return memory_reason(ledger); });
         continue;
       }
+      ++result.feasible;
       // Serving spaces are small (tp × pp pairs): every placement is timed.
       for (const Placement& placement : distinct_placements(p, c)) {
         p.placement = placement;
         if (!passes_config(options.filter, p) || !passes_placement(options.filter, p, c)) continue;
-        ++result.feasible;
         ++result.timed;
         out.offer_serving(p, ledger, serving_time(m, c, ctx.workload.serving, p, ledger));
       }
@@ -604,6 +604,10 @@ SearchResult search(const Context& ctx, const SearchOptions& options) {
     search_serving(ctx, options, out, result);
   }
   out.finish();
+  // Every configuration considered either fits or is rejected for one counted reason (a
+  // larger micro-batch of one that does not fit is counted without its ledger being computed).
+  result.evaluated = result.feasible;
+  for (const auto& [kind, count] : result.rejected_by_kind) result.evaluated += count;
   return result;
 }
 

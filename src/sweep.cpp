@@ -169,7 +169,8 @@ PointResult run_point(const json& base, const std::vector<SweepAxis>& axes,
     point[axes[a].pointer] = v;
     cells += csv_cell(v) + ",";
   }
-  const Scenario s = load_scenario(doc, origin);
+  std::string ignored;  // the pinned plan only matters for comparison; warned once up front
+  const Scenario s = load_scenario_for_search(doc, origin, ignored);
   const Context ctx = make_context(s);
   SearchOptions options;
   options.keep = 1;
@@ -215,7 +216,9 @@ int run_sweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   for (const std::string& s : args.sets) apply_override(base, s);
   const std::string origin = file_origin(args.file);
   // Load once unchanged, so errors in the file itself are reported as such.
-  const Scenario scenario = load_scenario(base, origin);
+  std::string warning;
+  const Scenario scenario = load_scenario_for_search(base, origin, warning);
+  if (!warning.empty()) err << "planner: warning: " << warning << "\n";
   std::vector<SweepAxis> axes;
   std::size_t points = 1;
   for (const std::string& spec : args.vary) {
@@ -243,6 +246,7 @@ int run_sweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
     }
     return idx;
   };
+  std::size_t plan_ignored = 0;
   // Validate every point before any work: a bad value aborts the sweep with exit code 2.
   for (std::size_t i = first; i < last; ++i) {
     json doc = base;
@@ -250,7 +254,15 @@ int run_sweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
     for (std::size_t a = 0; a < axes.size(); ++a) {
       apply_override(doc, axes[a].pointer + "=" + axes[a].values[idx[a]].dump());
     }
-    (void)load_scenario(doc, fmt::format("{} (sweep point {})", origin, i + 1));
+    std::string point_warning;
+    (void)load_scenario_for_search(doc, fmt::format("{} (sweep point {})", origin, i + 1),
+                                   point_warning);
+    if (!point_warning.empty()) ++plan_ignored;
+  }
+  if (plan_ignored > 0 && warning.empty()) {
+    err << fmt::format("planner: warning: the pinned plan does not fit {} of the {} points; "
+                       "there its dp is refilled, or it is ignored\n",
+                       plan_ignored, last - first);
   }
   std::vector<PointResult> results(last - first);
   unsigned threads = args.threads ? args.threads : std::max(1u, std::thread::hardware_concurrency());

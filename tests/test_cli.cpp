@@ -118,12 +118,12 @@ TEST_CASE("golden output of the binary's memory for scenarios A-D", "[cli][golde
 }
 
 TEST_CASE("plan drops a pinned plan that no longer fits the overridden cluster", "[cli]") {
-  // A's pinned dp = 64 cannot hold on 1 GPU; `plan` searches anyway and says why it ignores
-  // the pin, while `memory`, which evaluates the pin, must refuse.
+  // A's pinned dp = 64 cannot hold on 1 GPU; `plan` searches anyway and says how it refills
+  // the pin (dp = 1), while `memory`, which evaluates the pin as written, must refuse.
   const auto r = run({"plan", "scenarios/a.json", "--set", "/cluster/nodes=1", "--set",
                       "/cluster/gpus_per_node=1", "--no-thresholds", "--format", "json"});
   CHECK(r.code == 0);
-  CHECK_THAT(r.err, Catch::Contains("the pinned plan is ignored"));
+  CHECK_THAT(r.err, Catch::Contains("the pinned plan's dp is refilled to 1"));
   CHECK(json::parse(r.out).at("best").at("dp").get<int>() == 1);
   const auto m = run({"memory", "scenarios/a.json", "--set", "/cluster/nodes=1"});
   CHECK(m.code == 2);

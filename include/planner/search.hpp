@@ -51,8 +51,8 @@ struct Rejection {
 struct SearchResult {
   std::vector<Evaluation> ranked;  ///< best first, at most options.keep
   std::vector<RankKey> keys;       ///< rank key of each ranked plan
-  std::int64_t evaluated = 0;      ///< configurations whose ledger was computed
-  std::int64_t feasible = 0;       ///< of those, the ones that fit
+  std::int64_t evaluated = 0;      ///< configurations considered: feasible + all rejected
+  std::int64_t feasible = 0;       ///< configurations that fit (each timed on its placements)
   std::int64_t timed = 0;          ///< time-model evaluations run (pruning lowers it)
   std::map<std::string, std::int64_t> rejected_by_kind;
   std::vector<Rejection> rejected;  ///< the closest few of each kind

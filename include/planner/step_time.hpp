@@ -55,7 +55,7 @@ struct TrainingTime {
   double step_seconds = 0;
   double global_sequences = 0;
   double tokens_per_second = 0;
-  double mfu = 0;  ///< model FLOP/s per GPU ÷ the scenario's effective FLOP/s
+  double mfu = 0;  ///< model FLOP/s per GPU ÷ the effective FLOP/s the time model uses
 
   [[nodiscard]] double compute_seconds() const noexcept {
     return dense_seconds + attention_seconds + recompute_seconds + scores_io_seconds;
@@ -228,7 +228,7 @@ struct TrainingTime {
   t.tokens_per_second = tokens / t.step_seconds;
   const double gpus = static_cast<double>(world_size(c));
   t.mfu = t.global_sequences * model_flops_per_sequence(m) /
-          (t.step_seconds * gpus * c.gpu.flops_per_second);
+          (t.step_seconds * gpus * flops_per_second);
   return t;
 }
 
