@@ -283,6 +283,7 @@ json report_json(const PlanReport& r) {
   json by_kind = json::object();
   for (const auto& [kind, count] : r.result.rejected_by_kind) by_kind[kind] = count;
   j["search"] = json{{"evaluated", r.result.evaluated},
+                     {"timed", r.result.timed},
                      {"feasible", r.result.feasible},
                      {"rejected_by_kind", by_kind}};
   return j;
