@@ -1,6 +1,8 @@
 // Every command-line error, one test per class, with the exact text on standard error and
 // exit code 2 (docs/errors.md §Command line). Errors in the scenario itself are tested word for
 // word in test_scenario_json.cpp; here they only need to come out through the CLI's printer.
+#include <unistd.h>  // getpid: temp files unique per test process (ctest -j)
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -34,7 +36,7 @@ std::string error_line(const std::string& message) { return "planner: error: " +
 /// in scenarios/ belong to other tests and may gain a plan).
 std::string planless_scenario() {
   const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / "planner_test_cli_errors_planless.json";
+      std::filesystem::temp_directory_path() / ("planner_test_cli_errors_planless_" + std::to_string(getpid()) + ".json");
   std::ofstream(path) << R"({
   "model": {"layers": 4, "hidden": 512, "heads": 8, "vocab": 1000, "seq_len": 1024},
   "cluster": {"nodes": 1, "gpus_per_node": 8,

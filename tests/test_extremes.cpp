@@ -4,6 +4,8 @@
 // (plan JSON, text, CSV; memory JSON, text, CSV), through the CLI in-process and through the
 // library, or is rejected with one clear InputError. Each expected value is argued in a comment
 // from the model's definitions, not read off the program's output.
+#include <unistd.h>  // getpid: temp files unique per test process (ctest -j)
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -52,7 +54,7 @@ json serving_scenario() {
 
 std::string write_scenario(const json& doc, const std::string& name) {
   const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("planner_test_extremes_" + name + ".json");
+      std::filesystem::temp_directory_path() / ("planner_test_extremes_" + name + "_" + std::to_string(getpid()) + ".json");
   std::ofstream(path) << doc.dump(2);
   return path.string();
 }

@@ -1,6 +1,8 @@
 // Tests of the strict scenario loader, quantity parsing, --set overrides and plan validation.
 // Error tests compare the whole message (STYLE P11, P14c): the text is the interface.
 
+#include <unistd.h>  // getpid: temp files unique per test process (ctest -j)
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -539,7 +541,7 @@ TEST_CASE("loader: a full scenario maps every key", "[loader]") {
 
 TEST_CASE("loader: files, and a missing file", "[loader][file]") {
   const auto dir = std::filesystem::temp_directory_path();
-  const auto path = (dir / "planner_test_scenario_json.json").string();
+  const auto path = (dir / ("planner_test_scenario_json_" + std::to_string(getpid()) + ".json")).string();
   {
     std::ofstream out(path);
     out << base_scenario;
