@@ -126,10 +126,14 @@ std::pair<std::size_t, std::size_t> shard_range(const std::string& shard, std::s
       *end2 != '\0' || n < 1 || k < 1 || k > n) {
     throw InputError("--shard", "", fmt::format("expected K/N with 1 <= K <= N, got '{}'", shard));
   }
-  const auto lo = static_cast<std::size_t>((static_cast<unsigned long long>(k - 1) * points) /
-                                           static_cast<unsigned long long>(n));
-  const auto hi = static_cast<std::size_t>((static_cast<unsigned long long>(k) * points) /
-                                           static_cast<unsigned long long>(n));
+  // 128-bit products: K·points can pass 2^64 when N is huge (__extension__: GCC and clang
+  // provide the type; ISO C++ does not name it).
+  __extension__ using wide = unsigned __int128;
+  const auto slice = [&](long j) {
+    return static_cast<std::size_t>(static_cast<wide>(j) * points / static_cast<wide>(n));
+  };
+  const auto lo = slice(k - 1);
+  const auto hi = slice(k);
   return {lo, hi};
 }
 

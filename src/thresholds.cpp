@@ -147,16 +147,21 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
 }
 
 /// GPUs per node, with the world size kept: the nearest divisor of the world below (or above)
-/// the scenario's at which the recommendation changes.
+/// the scenario's at which the recommendation changes. Like the other scans it stays near the
+/// scenario's value — the 8 nearest divisors each way, within a factor of 64 — so a world
+/// with hundreds of divisors cannot make it rerun the search hundreds of times.
 std::optional<Threshold> node_size(const Context& base, const Plan& best, bool downward) {
   const std::int64_t world = world_size(base.cluster);
   const std::vector<std::int64_t> sizes = divisors(world);
   const std::int64_t now = base.cluster.gpus_per_node;
   std::vector<std::int64_t> order;
   for (std::int64_t d : sizes) {
-    if (downward ? d < now : d > now) order.push_back(d);
+    const bool near = downward ? d < now && d * 64 >= now : d > now && d <= now * 64;
+    if (near) order.push_back(d);
   }
   if (downward) std::reverse(order.begin(), order.end());
+  constexpr std::size_t max_probes = 8;
+  if (order.size() > max_probes) order.resize(max_probes);
   for (std::int64_t d : order) {
     Context ctx = base;
     ctx.cluster.gpus_per_node = d;
