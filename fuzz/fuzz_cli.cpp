@@ -17,24 +17,12 @@
 #include <string_view>
 #include <vector>
 
+#include "non_finite_word.hpp"
 #include "planner/cli.hpp"
 
 namespace {
 
-bool has_non_finite_word(std::string_view text) {
-  const auto word_char = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-  };
-  for (const std::string_view word : {std::string_view("nan"), std::string_view("inf")}) {
-    for (std::size_t at = text.find(word); at != std::string_view::npos;
-         at = text.find(word, at + 1)) {
-      const std::size_t end = at + word.size();
-      if ((at == 0 || !word_char(text[at - 1])) && (end == text.size() || !word_char(text[end])))
-        return true;
-    }
-  }
-  return false;
-}
+using test_support::has_non_finite_word;
 
 /// The scenario files a command may name, by their short names (a.json), mapped to their
 /// paths in the source tree; the working directory is left alone, since libFuzzer's corpus

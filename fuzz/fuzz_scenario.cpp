@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "non_finite_word.hpp"
 #include "planner/error.hpp"
 #include "planner/evaluate.hpp"
 #include "planner/report.hpp"
@@ -26,23 +27,7 @@
 
 namespace {
 
-/// True when `text` holds "nan" or "inf" as a word of its own (fmt prints non-finite doubles
-/// so); "inference" or "information" do not count.
-bool has_non_finite_word(std::string_view text) {
-  const auto is_word_char = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-  };
-  for (std::string_view word : {std::string_view("nan"), std::string_view("inf")}) {
-    for (std::size_t at = text.find(word); at != std::string_view::npos;
-         at = text.find(word, at + 1)) {
-      const bool starts = at == 0 || !is_word_char(text[at - 1]);
-      const std::size_t end = at + word.size();
-      const bool ends = end == text.size() || !is_word_char(text[end]);
-      if (starts && ends) return true;
-    }
-  }
-  return false;
-}
+using test_support::has_non_finite_word;
 
 /// Text output after its first line: the title repeats the scenario's name, which is the
 /// fuzzer's to choose.

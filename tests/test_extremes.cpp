@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli_harness.hpp"
+#include "non_finite_word.hpp"
 #include "planner/error.hpp"
 #include "planner/evaluate.hpp"
 #include "planner/report.hpp"
@@ -25,6 +26,8 @@
 #include "planner/units.hpp"
 
 namespace {
+
+using test_support::has_non_finite_word;
 
 using nlohmann::json;
 using planner::InputError;
@@ -57,22 +60,6 @@ std::string write_scenario(const json& doc, const std::string& name) {
       std::filesystem::temp_directory_path() / ("planner_test_extremes_" + name + "_" + std::to_string(getpid()) + ".json");
   std::ofstream(path) << doc.dump(2);
   return path.string();
-}
-
-/// "nan" or "inf" as a word of its own: how fmt prints a non-finite double.
-bool has_non_finite_word(std::string_view text) {
-  const auto word_char = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-  };
-  for (const std::string_view word : {std::string_view("nan"), std::string_view("inf")}) {
-    for (std::size_t at = text.find(word); at != std::string_view::npos;
-         at = text.find(word, at + 1)) {
-      const std::size_t end = at + word.size();
-      if ((at == 0 || !word_char(text[at - 1])) && (end == text.size() || !word_char(text[end])))
-        return true;
-    }
-  }
-  return false;
 }
 
 /// A plan object of the JSON output (docs/output.md) is meaningful: every ledger line is a
