@@ -8,7 +8,7 @@ jobs=$(nproc)
 echo "== Release build (gcc) and tests"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j "$jobs"
-ctest --test-dir build --output-on-failure -j "$jobs"
+ctest --test-dir build --output-on-failure -j "$jobs" | tee build/ctest.log
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build (clang) and tests"
 # docs/testing.md §Sanitizers. Its own build directory and compiler: clang, RelWithDebInfo
@@ -19,7 +19,7 @@ CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWit
   -DPLANNER_SANITIZE=ON
 cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs"
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" | tee build-asan/ctest.log
 echo "   sanitizer stage: $((SECONDS - stage)) s"
 
 echo "== Fuzzing: libFuzzer + ASan + UBSan, the scenario harness 60 s and the CLI harness 20 s"
@@ -40,3 +40,12 @@ build-fuzz/fuzz/fuzz_cli build-fuzz/cli_corpus fuzz/cli_seeds -dict=fuzz/cli.dic
   -max_len=1024 -timeout=30 -rss_limit_mb=4096 -max_total_time=20 -print_final_stats=1 \
   -artifact_prefix=build-fuzz/artifacts/
 echo "   fuzzing stage: $((SECONDS - stage)) s"
+
+# One closing line for whoever reads the end of the log: the tests of both builds (every stage
+# above stops the script on failure, so reaching here means none failed).
+passed=0
+for log in build/ctest.log build-asan/ctest.log; do
+  n=$(sed -n 's/.*tests passed, 0 tests failed out of \([0-9]*\).*/\1/p' "$log")
+  passed=$((passed + ${n:-0}))
+done
+echo "tests: $passed passed, 0 failed"
