@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "planner/text.hpp"
 #include "planner/thresholds.hpp"
 #include "planner/triage.hpp"
 
@@ -12,33 +13,7 @@ namespace planner {
 
 namespace {
 
-std::string tier_name(bool inside) { return inside ? "intra_node" : "inter_node"; }
-
-const Tier& tier_of(const Cluster& c, bool inside) { return inside ? c.intra_node : c.inter_node; }
-
-std::string gb_per_s(double bytes_per_second) {
-  return fmt::format("{:.1f} GB/s", bytes_per_second / 1e9);
-}
-
-std::string seconds_text(double s) {
-  if (s >= 1.0) return fmt::format("{:.2f} s", s);
-  if (s >= 1e-3) return fmt::format("{:.1f} ms", s * 1e3);
-  return fmt::format("{:.1f} us", s * 1e6);
-}
-
-std::string bytes_text(double b) {
-  if (b >= gib) return fmt::format("{:.1f} GiB", b / gib);
-  if (b >= mib) return fmt::format("{:.1f} MiB", b / mib);
-  return fmt::format("{:.1f} KiB", b / kib);
-}
-
 double usable_bytes(const Cluster& c) { return c.gpu.memory_bytes - c.gpu.reserve_bytes; }
-
-/// Time per unit of work: seconds per token (training) or per decode step (serving).
-double time_per_unit(const Context& ctx, const Evaluation& e) {
-  return ctx.workload.kind == WorkloadKind::training ? 1.0 / e.training.tokens_per_second
-                                                     : e.serving.per_token_seconds;
-}
 
 }  // namespace
 
@@ -242,7 +217,9 @@ TrafficNote cp_note(const Context& ctx, const Evaluation& e) {
   n.hide_bandwidth = bandwidth_for(passes * steps * t.cp_block_bytes,
                                    passes * steps * tier.latency_seconds, attention_per_layer);
   const Tier& other = tier_of(c, !inside);
-  const double other_step = other.latency_seconds + t.cp_block_bytes / other.bandwidth_bytes_per_second;
+  const double other_step = collective_cost(Collective::point_to_point, Algorithm::direct, 2,
+                                            t.cp_block_bytes, other)
+                                .seconds();
   n.summary = fmt::format(
       "cp {}: ring attention passes {} K/V blocks of {:.0f} MB per layer forward ({:g} passes "
       "with the backward) on {} ({}): {} per block, {} per forward ring; {} behind {} of "
@@ -559,7 +536,7 @@ Alternative alternative(const Context& ctx, const SearchResult& result, std::str
   const Evaluation& best = result.ranked.front();
   if (r.found()) {
     alt.best = r.ranked.front();
-    const double slower = time_per_unit(ctx, *alt.best) / time_per_unit(ctx, best) - 1.0;
+    const double slower = seconds_per_unit(ctx, *alt.best) / seconds_per_unit(ctx, best) - 1.0;
     const RankKey key = rank_key(ctx, *alt.best);
     std::string how;
     if (key.misses_slo) {

@@ -3,23 +3,15 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "planner/rank.hpp"
 #include "planner/report.hpp"
+#include "planner/text.hpp"
 
 namespace planner {
 
 using nlohmann::json;
 
 namespace {
-
-std::string tier_name(bool inside) { return inside ? "intra_node" : "inter_node"; }
-
-std::string gib_text(double bytes) { return fmt::format("{:.1f} GiB", bytes / gib); }
-
-std::string seconds_text(double s) {
-  if (s >= 1.0) return fmt::format("{:.2f} s", s);
-  if (s >= 1e-3) return fmt::format("{:.1f} ms", s * 1e3);
-  return fmt::format("{:.1f} us", s * 1e6);
-}
 
 const char* bool_text(bool b) { return b ? "true" : "false"; }
 
@@ -199,10 +191,6 @@ std::string headline(const Context& ctx, const Evaluation& e) {
                      gib_text(e.memory.capacity_bytes));
 }
 
-double time_per_unit(const Context& ctx, const Evaluation& e) {
-  return ctx.workload.kind == WorkloadKind::training ? 1.0 / e.training.tokens_per_second
-                                                     : e.serving.per_token_seconds;
-}
 
 }  // namespace
 
@@ -307,7 +295,7 @@ std::string report_text(const PlanReport& r) {
   const Evaluation& best = r.result.ranked.front();
   out += fmt::format("Recommendation: {}\n  {}\n", describe(ctx, best.plan), headline(ctx, best));
   if (r.pinned) {
-    const double ratio = time_per_unit(ctx, *r.pinned) / time_per_unit(ctx, best);
+    const double ratio = seconds_per_unit(ctx, *r.pinned) / seconds_per_unit(ctx, best);
     // A plan that does not fit has no speed to compare, and a pinned plan off the searched
     // batch split can be the faster one (both printed "the recommendation is -98.3 % faster").
     std::string verdict = fmt::format("the recommendation is {:.1f} % faster", 100 * (ratio - 1));

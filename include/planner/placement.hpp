@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <initializer_list>
+#include <string>
 
 #include "planner/cluster.hpp"
 #include "planner/plan.hpp"
@@ -34,11 +35,21 @@ namespace planner {
   return true;
 }
 
-/// The tier a group over `axes` pays: the node's fabric inside a node, else the slower
-/// inter-node network (a group that crosses nodes is limited by its slowest link).
+/// The node's fabric for a group inside a node, else the slower inter-node network (a group
+/// that crosses nodes is limited by its slowest link).
+[[nodiscard]] inline const Tier& tier_of(const Cluster& c, bool inside) noexcept {
+  return inside ? c.intra_node : c.inter_node;
+}
+
+/// The tier's name as the scenario file and the output spell it.
+[[nodiscard]] inline std::string tier_name(bool inside) {
+  return inside ? "intra_node" : "inter_node";
+}
+
+/// The tier a group over `axes` pays.
 [[nodiscard]] inline const Tier& tier_for(const Plan& p, const Cluster& c,
                                           std::initializer_list<Axis> axes) noexcept {
-  return inside_node(p, c, axes) ? c.intra_node : c.inter_node;
+  return tier_of(c, inside_node(p, c, axes));
 }
 
 }  // namespace planner

@@ -21,6 +21,12 @@ inline constexpr double time_resolution = 0.01;
   return static_cast<std::int64_t>(std::floor(std::log(seconds) / std::log1p(time_resolution)));
 }
 
+/// Time per unit of work: seconds per token (training) or per decode step (serving).
+[[nodiscard]] inline double seconds_per_unit(const Context& ctx, const Evaluation& e) noexcept {
+  return ctx.workload.kind == WorkloadKind::training ? 1.0 / e.training.tokens_per_second
+                                                     : e.serving.per_token_seconds;
+}
+
 struct RankKey {
   std::int64_t misses_slo = 0;  ///< serving: 1 when the per-token time exceeds the SLO
   std::int64_t time = 0;        ///< step of seconds per token (training) or per decode step
@@ -63,14 +69,13 @@ struct RankKey {
 [[nodiscard]] inline RankKey rank_key(const Context& ctx, const Evaluation& e) noexcept {
   RankKey k;
   const Plan& p = e.plan;
+  k.exact_time = seconds_per_unit(ctx, e);
   if (ctx.workload.kind == WorkloadKind::training) {
-    k.exact_time = 1.0 / e.training.tokens_per_second;
     k.inter_node_bytes = e.training.inter_node_bytes /
                          (e.training.global_sequences * static_cast<double>(ctx.model.seq_len));
   } else {
     k.inter_node_bytes = e.serving.inter_node_bytes / static_cast<double>(ctx.workload.serving.batch);
     k.misses_slo = e.serving.slo_margin_seconds < 0 ? 1 : 0;
-    k.exact_time = e.serving.per_token_seconds;
     k.throughput = time_step(1.0 / e.serving.tokens_per_second);
   }
   k.time = time_step(k.exact_time);

@@ -89,7 +89,7 @@ struct TrainingTime {
   DataParallelTraffic t;
   t.ranks = state_shard_ranks(p);
   t.inside_node = inside_node(p, c, {Axis::dp, Axis::cp});
-  const Tier& tier = t.inside_node ? c.intra_node : c.inter_node;
+  const Tier& tier = tier_of(c, t.inside_node);
   t.gradient_bytes = bf16_bytes * stage_params(m, p) / static_cast<double>(p.tp);
   if (t.ranks <= 1) return t;
   const double buckets = static_cast<double>(stage_layers(m, p));
@@ -171,7 +171,7 @@ struct TrainingTime {
   // Korthikanti §4.2.2); full recompute repeats the forward pair.
   if (p.tp > 1) {
     const bool inside = inside_node(p, c, {Axis::tp});
-    const Tier& tier = inside ? c.intra_node : c.inter_node;
+    const Tier& tier = tier_of(c, inside);
     t.tp_message_bytes = local_tokens * b * h * bf16_bytes;
     t.tp_collective =
         cheapest_collective(Collective::all_reduce, p.tp, t.tp_message_bytes, tier, inside);
@@ -190,7 +190,7 @@ struct TrainingTime {
   // again (2×); each layer's ring overlaps that layer's attention compute.
   if (p.cp > 1) {
     const bool inside = inside_node(p, c, {Axis::cp});
-    const Tier& tier = inside ? c.intra_node : c.inter_node;
+    const Tier& tier = tier_of(c, inside);
     t.cp_block_bytes = 2.0 * local_tokens * b * kv_hidden(m) * bf16_bytes;
     t.cp_step = cheapest_collective(Collective::point_to_point, 2, t.cp_block_bytes, tier, inside);
     const double passes = p.recompute == Recompute::full ? 4.0 : 3.0;
@@ -208,7 +208,7 @@ struct TrainingTime {
   // boundary, s·b·h·2 bytes, split by tp with scatter/gather (Narayanan et al. 2021 §4.1).
   if (p.pp > 1) {
     const bool inside = inside_node(p, c, {Axis::pp});
-    const Tier& tier = inside ? c.intra_node : c.inter_node;
+    const Tier& tier = tier_of(c, inside);
     t.pp_message_bytes = local_tokens * b * h * bf16_bytes / static_cast<double>(p.tp);
     t.pp_seconds = 2.0 * cheapest_collective(Collective::point_to_point, 2, t.pp_message_bytes,
                                              tier, inside).seconds();
@@ -265,7 +265,7 @@ struct ServingTime {
   t.tp_message_bytes = b * h * bf16_bytes;
   if (p.tp > 1) {
     const bool inside = inside_node(p, c, {Axis::tp});
-    const Tier& tier = inside ? c.intra_node : c.inter_node;
+    const Tier& tier = tier_of(c, inside);
     t.tp_collective =
         cheapest_collective(Collective::all_reduce, p.tp, t.tp_message_bytes, tier, inside);
     t.tp_ring = collective_cost(Collective::all_reduce, Algorithm::ring, p.tp, t.tp_message_bytes,
@@ -281,7 +281,7 @@ struct ServingTime {
   if (p.pp > 1) {
     const bool inside = inside_node(p, c, {Axis::pp});
     if (!inside) t.inter_node_bytes += (stages - 1.0) * t.tp_message_bytes;
-    const Tier& tier = inside ? c.intra_node : c.inter_node;
+    const Tier& tier = tier_of(c, inside);
     t.pp_seconds = (stages - 1.0) * cheapest_collective(Collective::point_to_point, 2,
                                                          t.tp_message_bytes, tier, inside)
                                         .seconds();
