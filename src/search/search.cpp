@@ -41,7 +41,7 @@ bool passes_config(const SearchFilter& f, const Plan& p) {
 
 /// The placement's condition (tp inside a node or not), for a plan that passes_config.
 bool passes_placement(const SearchFilter& f, const Plan& p, const Cluster& c) {
-  return !f.tp_inside_node || p.tp <= 1 || *f.tp_inside_node == inside_node(p, c, {Axis::tp});
+  return !f.tp_inside_node || p.tp <= 1 || *f.tp_inside_node == inside_node(p, c, Axis::tp);
 }
 
 /// Rejection kinds, in the alphabetical order the result lists them in.
@@ -209,11 +209,14 @@ Cluster ideal_network(const Cluster& c) {
   Cluster ideal = c;
   ideal.nodes = 1;
   ideal.gpus_per_node = world_size(c);
-  const Tier best{std::max(c.intra_node.bandwidth_bytes_per_second,
-                           c.inter_node.bandwidth_bytes_per_second),
-                  std::min(c.intra_node.latency_seconds, c.inter_node.latency_seconds)};
-  ideal.intra_node = best;
-  ideal.inter_node = best;
+  Tier best = c.node_tier();
+  for (const Tier& t : c.tiers) {
+    best.bandwidth_bytes_per_second =
+        std::max(best.bandwidth_bytes_per_second, t.bandwidth_bytes_per_second);
+    best.latency_seconds = std::min(best.latency_seconds, t.latency_seconds);
+    best.peer_memory = best.peer_memory || t.peer_memory;
+  }
+  ideal.tiers.assign(2, best);
   return ideal;
 }
 
