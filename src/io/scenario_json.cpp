@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "planner/io/quantity.hpp"
+#include "planner/model/legality.hpp"
 #include "planner/base/spelling.hpp"
 
 namespace planner {
@@ -842,112 +843,72 @@ std::string read_all(const std::string& path) {
 
 // ---- Plan checks --------------------------------------------------------------------------
 
-void check_plan_ranges(const Plan& p, const std::string& origin, const std::string& prefix) {
-  const auto positive = [&](std::int64_t value, std::string_view field) {
-    if (value < 1) {
-      fail(origin, prefix + "/" + std::string(field),
-           fmt::format("expected a positive integer, got {}", value));
+/// The words for a broken rule of model/legality.hpp, with the fix.
+std::string violation_message(const Scenario& s, const Plan& p, const Violation& v) {
+  const Model& m = s.model;
+  switch (v.kind) {
+    case ViolationKind::not_positive:
+      return fmt::format("expected a positive integer, got {}", v.value);
+    case ViolationKind::zero_stage:
+      return fmt::format("expected an integer from 0 to 3, got {}", v.value);
+    case ViolationKind::placement:
+      return "expected a permutation of [\"tp\", \"cp\", \"dp\", \"pp\"], innermost axis first";
+    case ViolationKind::world_size: {
+      const std::int64_t world = world_size(s.cluster);
+      std::int64_t rest = 1;  // the product of the degrees other than dp
+      bool overflow = false;
+      for (const AxisInfo& row : axes) {
+        if (row.axis != Axis::dp) overflow = overflow || __builtin_mul_overflow(rest, p.*row.degree, &rest);
+      }
+      std::int64_t product = 0;
+      overflow = overflow || __builtin_mul_overflow(rest, p.dp, &product);
+      std::string fix = fmt::format("the product must equal {}", world);
+      if (!overflow && world % rest == 0) fix = fmt::format("set dp to {}", world / rest);
+      return fmt::format(
+          "world size is {} GPUs ({} nodes × {}) but dp·tp·pp·cp = {}·{}·{}·{} = {}; {}", world,
+          s.cluster.nodes, s.cluster.gpus_per_node, p.dp, p.tp, p.pp, p.cp,
+          overflow ? std::string("more than 2^63") : std::to_string(product), fix);
     }
-  };
-  positive(p.dp, "dp");
-  positive(p.tp, "tp");
-  positive(p.pp, "pp");
-  positive(p.cp, "cp");
-  positive(p.micro_batch, "micro_batch");
-  positive(p.grad_accum, "grad_accum");
-  if (p.zero < 0 || p.zero > 3) {
-    fail(origin, prefix + "/zero", fmt::format("expected an integer from 0 to 3, got {}", p.zero));
-  }
-  std::array<bool, 4> seen{};
-  for (const Axis a : p.placement) {
-    const auto i = static_cast<std::size_t>(a);
-    if (i >= seen.size() || seen[i]) {
-      fail(origin, prefix + "/placement",
-           "expected a permutation of [\"tp\", \"cp\", \"dp\", \"pp\"], innermost axis first");
+    case ViolationKind::tp_heads:
+      return fmt::format("tp ({}) must divide heads ({}); try {}", p.tp, m.heads,
+                         first_few(divisors(m.heads)));
+    case ViolationKind::tp_kv_heads: {
+      std::vector<std::int64_t> fits;
+      for (const std::int64_t t : divisors(m.heads)) {
+        if (m.kv_heads % t == 0 || t % m.kv_heads == 0) fits.push_back(t);
+      }
+      return fmt::format("tp ({}) and kv_heads ({}) must divide one another, so that KV heads "
+                         "are either split or replicated evenly across tp ranks; try {}",
+                         p.tp, m.kv_heads, first_few(fits));
     }
-    seen[i] = true;
+    case ViolationKind::sequence_parallel:
+      return "sequence_parallel needs tp > 1 (it splits activations across the tp ranks); set "
+             "it to false or raise tp";
+    case ViolationKind::pp_layers:
+      return fmt::format(
+          "pp ({}) exceeds layers ({}); each pipeline stage needs at least one layer", p.pp,
+          m.layers);
+    case ViolationKind::cp_seq_len:
+      return fmt::format("cp ({}) must divide seq_len ({}); try {}", p.cp, m.seq_len,
+                         first_few(divisors(m.seq_len)));
+    case ViolationKind::cp_flash:
+      return fmt::format("cp = {} needs flash_attention: true (ring attention computes "
+                         "attention in tiles, as flash attention does)",
+                         p.cp);
+    case ViolationKind::serving_cp:
+      return fmt::format("a serving plan needs cp = 1 (context parallelism is modelled for "
+                         "training only), got {}",
+                         p.cp);
+    case ViolationKind::serving_zero:
+      return fmt::format("a serving plan needs zero = 0 (there are no gradients or optimizer "
+                         "states to shard), got {}",
+                         p.zero);
+    case ViolationKind::serving_grad_accum:
+      return fmt::format(
+          "a serving plan needs grad_accum = 1 (there is no optimizer step), got {}",
+          p.grad_accum);
   }
-}
-
-void check_world_size(const Scenario& s, const Plan& p, const std::string& origin,
-                      const std::string& prefix) {
-  const std::int64_t world = world_size(s.cluster);
-  std::int64_t rest = 0;  // tp·pp·cp
-  std::int64_t product = 0;
-  const bool overflow = __builtin_mul_overflow(p.tp, p.pp, &rest) ||
-                        __builtin_mul_overflow(rest, p.cp, &rest) ||
-                        __builtin_mul_overflow(rest, p.dp, &product);
-  if (!overflow && product == world) return;
-  std::string fix = fmt::format("the product must equal {}", world);
-  if (!overflow && rest > 0 && world % rest == 0) fix = fmt::format("set dp to {}", world / rest);
-  fail(origin, prefix,
-       fmt::format("world size is {} GPUs ({} nodes × {}) but dp·tp·pp·cp = {}·{}·{}·{} = {}; {}",
-                   world, s.cluster.nodes, s.cluster.gpus_per_node, p.dp, p.tp, p.pp, p.cp,
-                   overflow ? std::string("more than 2^63") : std::to_string(product), fix));
-}
-
-void check_tensor_parallel(const Model& m, const Plan& p, const std::string& origin,
-                           const std::string& prefix) {
-  if (m.heads % p.tp != 0) {
-    fail(origin, prefix + "/tp",
-         fmt::format("tp ({}) must divide heads ({}); try {}", p.tp, m.heads,
-                     first_few(divisors(m.heads))));
-  }
-  if (m.kv_heads > 0 && m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0) {
-    std::vector<std::int64_t> fits;
-    for (const std::int64_t t : divisors(m.heads)) {
-      if (m.kv_heads % t == 0 || t % m.kv_heads == 0) fits.push_back(t);
-    }
-    fail(origin, prefix + "/tp",
-         fmt::format("tp ({}) and kv_heads ({}) must divide one another, so that KV heads are "
-                     "either split or replicated evenly across tp ranks; try {}",
-                     p.tp, m.kv_heads, first_few(fits)));
-  }
-  if (p.sequence_parallel && p.tp == 1) {
-    fail(origin, prefix + "/sequence_parallel",
-         "sequence_parallel needs tp > 1 (it splits activations across the tp ranks); set it to "
-         "false or raise tp");
-  }
-}
-
-void check_pipeline_and_context(const Model& m, const Plan& p, const std::string& origin,
-                                const std::string& prefix) {
-  if (p.pp > m.layers) {
-    fail(origin, prefix + "/pp",
-         fmt::format("pp ({}) exceeds layers ({}); each pipeline stage needs at least one layer",
-                     p.pp, m.layers));
-  }
-  if (m.seq_len % p.cp != 0) {
-    fail(origin, prefix + "/cp",
-         fmt::format("cp ({}) must divide seq_len ({}); try {}", p.cp, m.seq_len,
-                     first_few(divisors(m.seq_len))));
-  }
-  if (p.cp > 1 && !p.flash_attention) {
-    fail(origin, prefix + "/flash_attention",
-         fmt::format("cp = {} needs flash_attention: true (ring attention computes attention in "
-                     "tiles, as flash attention does)",
-                     p.cp));
-  }
-}
-
-void check_serving(const Plan& p, const std::string& origin, const std::string& prefix) {
-  if (p.cp != 1) {
-    fail(origin, prefix + "/cp",
-         fmt::format("a serving plan needs cp = 1 (context parallelism is modelled for training "
-                     "only), got {}",
-                     p.cp));
-  }
-  if (p.zero != 0) {
-    fail(origin, prefix + "/zero",
-         fmt::format("a serving plan needs zero = 0 (there are no gradients or optimizer states "
-                     "to shard), got {}",
-                     p.zero));
-  }
-  if (p.grad_accum != 1) {
-    fail(origin, prefix + "/grad_accum",
-         fmt::format("a serving plan needs grad_accum = 1 (there is no optimizer step), got {}",
-                     p.grad_accum));
-  }
+  return "not a legal plan";
 }
 
 // ---- Overrides ----------------------------------------------------------------------------
@@ -1098,11 +1059,12 @@ void apply_override(json& doc, std::string_view assignment) {
 
 void validate_plan(const Scenario& s, const Plan& p, const std::string& origin,
                    const std::string& pointer_prefix) {
-  check_plan_ranges(p, origin, pointer_prefix);
-  check_world_size(s, p, origin, pointer_prefix);
-  if (s.workload.kind == WorkloadKind::serving) check_serving(p, origin, pointer_prefix);
-  check_tensor_parallel(s.model, p, origin, pointer_prefix);
-  check_pipeline_and_context(s.model, p, origin, pointer_prefix);
+  const std::optional<Violation> v =
+      first_violation(s.model, s.cluster, s.workload.kind, p, LegalityScope::plan);
+  if (!v) return;
+  const std::string pointer =
+      v->field.empty() ? pointer_prefix : pointer_prefix + "/" + std::string(v->field);
+  fail(origin, pointer, violation_message(s, p, *v));
 }
 
 Scenario load_scenario_for_search(const nlohmann::json& doc, const std::string& origin,

@@ -1,5 +1,7 @@
 #include "planner/search/search.hpp"
 
+#include "planner/model/legality.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -164,8 +166,16 @@ constexpr std::array<RecomputeChoice, 5> recompute_choices{{{Recompute::none, fa
                                                             {Recompute::selective, true},
                                                             {Recompute::full, true}}};
 
-bool tp_fits_heads(const Model& m, std::int64_t tp) {
-  return m.heads % tp == 0 && (m.kv_heads % tp == 0 || tp % m.kv_heads == 0);
+/// The search's words for a factorisation that breaks a rule of model/legality.hpp.
+std::string degree_reason(const Model& m, const Plan& p, const Violation& v) {
+  switch (v.kind) {
+    case ViolationKind::pp_layers: return fmt::format("pp = {} exceeds the {} layers", p.pp, m.layers);
+    case ViolationKind::cp_seq_len:
+      return fmt::format("cp = {} does not divide seq_len {}", p.cp, m.seq_len);
+    default:
+      return fmt::format("tp = {} must divide the {} heads and fit the {} KV heads", p.tp, m.heads,
+                         m.kv_heads);
+  }
 }
 
 /// Divisors of n in increasing order, into `out` (reused, so no allocation once it is grown).
@@ -329,22 +339,10 @@ void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scratch& s
         base.pp = pp;
         base.dp = world / tp / cp / pp;
         if (!passes_axes(filter, base)) continue;
-        if (!tp_fits_heads(m, tp)) {
+        if (const std::optional<Violation> v = first_violation(
+                m, ctx.cluster, ctx.workload.kind, base, LegalityScope::degrees)) {
           if (out) {
-            out->reject(Kind::divisibility, base, 0, 1, [&] {
-              return fmt::format("tp = {} must divide the {} heads and fit the {} KV heads", tp,
-                                 m.heads, m.kv_heads);
-            });
-          }
-          continue;
-        }
-        if (m.seq_len % cp != 0 || pp > m.layers) {
-          if (out) {
-            out->reject(Kind::divisibility, base, 0, 1, [&] {
-              return pp > m.layers
-                         ? fmt::format("pp = {} exceeds the {} layers", pp, m.layers)
-                         : fmt::format("cp = {} does not divide seq_len {}", cp, m.seq_len);
-            });
+            out->reject(Kind::divisibility, base, 0, 1, [&] { return degree_reason(m, base, *v); });
           }
           continue;
         }
@@ -559,12 +557,9 @@ void search_serving(const Context& ctx, const SearchOptions& options, Collector&
       p.dp = world / tp / pp;
       p.micro_batch = ctx.workload.serving.batch;
       if (!passes_axes(options.filter, p)) continue;
-      if (!tp_fits_heads(m, tp) || pp > m.layers) {
-        out.reject(Kind::divisibility, p, 0, 1, [&] {
-          return pp > m.layers ? fmt::format("pp = {} exceeds the {} layers", pp, m.layers)
-                               : fmt::format("tp = {} must divide the {} heads and fit the {} KV "
-                                             "heads", tp, m.heads, m.kv_heads);
-        });
+      if (const std::optional<Violation> v = first_violation(m, c, ctx.workload.kind, p,
+                                                             LegalityScope::degrees)) {
+        out.reject(Kind::divisibility, p, 0, 1, [&] { return degree_reason(m, p, *v); });
         continue;
       }
       const MemoryLedger ledger = memory_ledger(ctx, p);
