@@ -161,7 +161,7 @@ std::string failure_mode_text(const Context& ctx, const Evaluation& e,
         return fmt::format(
             "pipeline bubble and stage imbalance: {:.1f} % bubble, and the largest stage holds {} "
             "of {} layers",
-            100.0 * static_cast<double>(p.pp - 1) / static_cast<double>(p.grad_accum),
+            100.0 * bubble_slots(p) / static_cast<double>(p.grad_accum),
             stage_layers(ctx.model, p), ctx.model.layers);
       case FailureMode::critical_batch:
         break;

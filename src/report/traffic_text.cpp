@@ -90,7 +90,7 @@ std::string pp_summary(const Context& ctx, const Evaluation& e, const TrafficNot
       "pp {}: {} per micro-batch each way on {}, {} per micro-batch; bubble (p-1)/m = {}/{} = "
       "{:.1f} % of the step ({}); the largest stage holds {} of {} layers",
       p.pp, bytes_text(t.pp_message_bytes), n.tier, seconds_text(t.pp_seconds), p.pp - 1,
-      p.grad_accum, 100.0 * static_cast<double>(p.pp - 1) / static_cast<double>(p.grad_accum),
+      p.grad_accum, 100.0 * bubble_slots(p) / static_cast<double>(p.grad_accum),
       seconds_text(t.bubble_seconds), stage_layers(ctx.model, p), ctx.model.layers);
 }
 
