@@ -117,7 +117,7 @@ TrafficNote pp_note(const Context& ctx, const Evaluation& e) {
   n.tier = tier_name(inside_node(p, ctx.cluster, {Axis::pp}));
   n.algorithm = "direct";
   n.message_bytes = t.pp_message_bytes;
-  n.messages_per_step = 2.0 * accum;
+  n.messages_per_step = p2p_messages_per_micro_batch(p) * accum;
   n.seconds_per_step = t.pp_seconds * accum + t.bubble_seconds;
   n.compute_seconds_per_step = t.compute_seconds() * accum;
   n.exposed_seconds_per_step = n.seconds_per_step;
