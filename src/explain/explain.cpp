@@ -158,9 +158,9 @@ Alternative alternative(const Context& ctx, const SearchResult& result, Alternat
 SearchFilter model_axes(std::optional<std::int64_t> tp, std::optional<std::int64_t> pp,
                         std::optional<std::int64_t> cp) {
   SearchFilter f;
-  f.tp = tp;
-  f.pp = pp;
-  f.cp = cp;
+  f.degrees[static_cast<std::size_t>(Axis::tp)] = tp;
+  f.degrees[static_cast<std::size_t>(Axis::pp)] = pp;
+  f.degrees[static_cast<std::size_t>(Axis::cp)] = cp;
   return f;
 }
 
@@ -193,12 +193,12 @@ std::vector<Alternative> alternatives(const Context& ctx, const SearchResult& re
   SearchFilter f;
   if (p.pp == 1) {
     f = {};
-    f.pp_min = 2;
+    f.require(Axis::pp);
     add(AlternativeKind::with_pipeline, f);
   }
   if (training && p.cp == 1 && ctx.model.seq_len % 2 == 0) {
     f = {};
-    f.cp_min = 2;
+    f.require(Axis::cp);
     add(AlternativeKind::with_context, f);
   }
   if (training && p.flash_attention) {
