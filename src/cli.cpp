@@ -1,5 +1,7 @@
 #include "planner/cli.hpp"
 
+#include "cli_scaling.hpp"
+
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -436,6 +438,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   sweep->add_option("--shard", sweep_args.shard, "Run slice K of N of the grid: K/N (1-based)");
   sweep->add_flag("--no-progress", sweep_args.no_progress, "No progress bar on standard error");
 
+  ScalingArgs scaling_args;
+  CLI::App* scaling = add_scaling_command(app, scaling_args);
+
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
@@ -457,6 +462,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (collective->parsed()) return run_collective(coll, out);
     if (check->parsed()) return run_check(check_files, check_sets, out, err);
     if (sweep->parsed()) return run_sweep(sweep_args, out, err);
+    if (scaling->parsed()) return run_scaling(scaling_args, out);
     out << app.help();
     return exit_ok;
   } catch (const InputError& e) {
