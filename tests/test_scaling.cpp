@@ -8,10 +8,13 @@
 #include <string>
 
 #include "cli_harness.hpp"
-#include "planner/memory.hpp"
-#include "planner/restart_budget.hpp"
-#include "planner/scaling.hpp"
-#include "planner/scenario_json.hpp"
+#include "planner/model/memory.hpp"
+#include "planner/explain/restart_budget.hpp"
+#include "planner/explain/scaling_table.hpp"
+#include "planner/io/context.hpp"
+#include "planner/model/checkpoint.hpp"
+#include "planner/model/straggler_delay.hpp"
+#include "planner/io/scenario_json.hpp"
 
 using namespace planner;
 using cli_harness::run;
@@ -242,4 +245,25 @@ TEST_CASE("planner scaling: bad input exits 2 with the JSON pointer", "[scaling]
   CHECK_THAT(serving.err, Catch::Contains("/workload/kind"));
   const auto neither = run({"scaling"});
   CHECK(neither.code == 2);
+}
+
+TEST_CASE("Llama 3 405B: the reported failure rate and effective training time", "[scaling][resilience]") {
+  // Dubey et al. 2024 (arXiv 2407.21783) §3.3.4, Table 5: 419 unexpected interruptions in 54
+  // days on 16,384 GPUs: 419/54 = 7.759 a day, one every 1296 h/419 = 3.0931 h; "more than
+  // 90 %" effective training time.
+  const auto r = run({"scaling", "scenarios/llama3-405b-resilience.json", "--mode", "weak",
+                      "--dp", "2048", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& res = j.at("resilience");
+  CHECK(res.at("failures").at("per_day").get<double>() == Approx(419.0 / 54.0).epsilon(1e-4));
+  CHECK(res.at("failures").at("job_mtbf").get<double>() / 3600.0 == Approx(3.0931).epsilon(1e-4));
+  CHECK(res.at("goodput").get<double>() > 0.90);
+  // One copy of 405.9e9 parameters' state at 14 B each (weights 2, master 4, moments 8):
+  // 16,384 GPUs' RNG and loader state add 16384 · 10,080 B.
+  const double params = 126.0 * (2.0 * 16384.0 * 16384.0 + 2.0 * 16384.0 * 1024.0 +
+                                  3.0 * 16384.0 * 53248.0 + 4.0 * 16384.0) +
+                        2.0 * 128256.0 * 16384.0 + 2.0 * 16384.0;
+  CHECK(res.at("checkpoint").at("total").get<double>() ==
+        Approx(params * 14.0 + 16384.0 * 10080.0));
 }
