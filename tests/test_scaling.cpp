@@ -97,7 +97,7 @@ TEST_CASE("scenario scaling table against a hand calculation", "[scaling]") {
   //   dp 8: 0.1 + 0.175 + 0.2·(H_8 − 1 = 1.717857)   = 0.618571
   // dp 8 is slower than dp 4 with the same batch: adding replicas stops paying there.
   const ScalingTable strong =
-      scaling_table(ctx, *s.plan, ScalingMode::strong, {1, 2, 4, 8}, s.stragglers, s.origin);
+      scaling_table(ctx, *s.plan, ScalingMode::strong, {1, 2, 4, 8}, s.origin);
   REQUIRE(strong.rows.size() == 4);
   CHECK(strong.rows[0].step_seconds == Approx(0.8));
   CHECK(strong.rows[1].step_seconds == Approx(0.6));
@@ -114,7 +114,7 @@ TEST_CASE("scenario scaling table against a hand calculation", "[scaling]") {
   // Weak scaling keeps grad_accum 1: step = 0.1 + ring + straggler, throughput dp/step.
   //   dp 1: 0.1; dp 2: 0.1 + 0.1 + 0.1 = 0.3 → 2/0.3 = 6.667 seq/s, speedup 0.6667.
   const ScalingTable weak =
-      scaling_table(ctx, *s.plan, ScalingMode::weak, {1, 2}, s.stragglers, s.origin);
+      scaling_table(ctx, *s.plan, ScalingMode::weak, {1, 2}, s.origin);
   CHECK(weak.rows[0].sequences_per_second == Approx(10.0));
   CHECK(weak.rows[1].sequences_per_second == Approx(6.666667).epsilon(1e-5));
   CHECK(weak.rows[1].speedup == Approx(0.666667).epsilon(1e-5));
@@ -123,8 +123,9 @@ TEST_CASE("scenario scaling table against a hand calculation", "[scaling]") {
   CHECK(weak.stops_paying == std::optional<std::size_t>(1));
 
   // Without the "stragglers" key the straggler column is zero.
-  const ScalingTable plain =
-      scaling_table(ctx, *s.plan, ScalingMode::weak, {1, 2}, std::nullopt, s.origin);
+  Context without = ctx;
+  without.stragglers.reset();
+  const ScalingTable plain = scaling_table(without, *s.plan, ScalingMode::weak, {1, 2}, s.origin);
   CHECK(plain.rows[1].straggler_seconds == 0.0);
   CHECK(plain.rows[1].step_seconds == Approx(0.2));
 }
@@ -266,4 +267,28 @@ TEST_CASE("Llama 3 405B: the reported failure rate and effective training time",
                         2.0 * 128256.0 * 16384.0 + 2.0 * 16384.0;
   CHECK(res.at("checkpoint").at("total").get<double>() ==
         Approx(params * 14.0 + 16384.0 * 10080.0));
+}
+
+TEST_CASE("stragglers in the step model: opt-in, one wait per step", "[scaling][stragglers]") {
+  const Scenario s = load_scenario_text(hand_scenario, "hand.json");
+  const Context ctx = make_context(s);
+  Context without = ctx;
+  without.stragglers.reset();
+  // The pinned dp 8 plan: 8 GPUs wait σ·(H_8 − 1) = 0.2 s · 1.717857 = 0.343571 s more per step;
+  // tokens/s and MFU shrink by the ratio of the steps.
+  const Evaluation plain = evaluate(without, *s.plan);
+  const Evaluation jittered = evaluate(ctx, *s.plan);
+  CHECK(plain.training.straggler_seconds == 0.0);
+  CHECK(jittered.training.straggler_seconds == Approx(0.343571).epsilon(1e-5));
+  CHECK(jittered.training.step_seconds ==
+        Approx(plain.training.step_seconds + 0.343571).epsilon(1e-6));
+  CHECK(jittered.training.tokens_per_second * jittered.training.step_seconds ==
+        Approx(plain.training.tokens_per_second * plain.training.step_seconds));
+  // planner plan prints the wait and the restart budget only when the scenario asks.
+  const auto r = run({"plan", "scenarios/eight-gpu-restart.json", "--no-thresholds"});
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("    straggler wait "));
+  CHECK_THAT(r.out, Catch::Contains("Restart budget 15.0 min"));
+  const auto a = run({"plan", "scenarios/a.json", "--no-thresholds"});
+  CHECK_THAT(a.out, !Catch::Contains("straggler") && !Catch::Contains("Restart"));
 }

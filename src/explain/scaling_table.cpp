@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "planner/base/error.hpp"
-#include "planner/model/straggler_delay.hpp"
 
 namespace planner {
 
@@ -54,7 +53,6 @@ Plan resized(const Plan& base, ScalingMode mode, std::int64_t dp) {
 
 ScalingTable scaling_table(const Context& ctx, const Plan& base, ScalingMode mode,
                            const std::vector<std::int64_t>& dp_sizes,
-                           const std::optional<Stragglers>& stragglers,
                            const std::string& origin) {
   ScalingTable table;
   table.mode = mode;
@@ -67,9 +65,9 @@ ScalingTable scaling_table(const Context& ctx, const Plan& base, ScalingMode mod
     const Evaluation e = evaluate(at, r.plan);
     r.fits = e.fits();
     r.compute_seconds = static_cast<double>(r.plan.grad_accum) * e.training.compute_seconds();
-    r.communication_seconds = e.training.step_seconds - r.compute_seconds;
-    r.straggler_seconds = stragglers ? straggler_seconds(*stragglers, r.gpus) : 0.0;
-    r.step_seconds = e.training.step_seconds + r.straggler_seconds;
+    r.straggler_seconds = e.training.straggler_seconds;
+    r.step_seconds = e.training.step_seconds;
+    r.communication_seconds = r.step_seconds - r.compute_seconds - r.straggler_seconds;
     r.global_sequences = e.training.global_sequences;
     r.sequences_per_second = r.global_sequences / r.step_seconds;
     table.rows.push_back(r);

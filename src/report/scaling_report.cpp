@@ -82,7 +82,7 @@ std::optional<ScalingReport> make_scaling_report(const Scenario& s,
   if (dp_sizes.empty()) dp_sizes = default_dp_sizes(r.base.plan.dp);
   for (const ScalingMode mode : modes) {
     r.tables.push_back(
-        scaling_table(r.context, r.base.plan, mode, dp_sizes, s.stragglers, s.origin));
+        scaling_table(r.context, r.base.plan, mode, dp_sizes, s.origin));
   }
   if (s.resilience) r.budget = restart_budget(r.context, r.base, *s.resilience);
   return r;

@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "planner/inputs/stragglers.hpp"
 #include "planner/model/evaluate.hpp"
 #include "planner/model/scaling.hpp"
 
@@ -23,10 +22,9 @@ namespace planner {
 [[nodiscard]] std::vector<std::int64_t> default_dp_sizes(std::int64_t base_dp);
 
 /// The scaling table of `base` (a training plan) over `dp_sizes`, each run on cluster_for its
-/// GPUs, with the straggler term when `stragglers` is given.
+/// GPUs, with the straggler wait when `ctx.stragglers` is given.
 [[nodiscard]] ScalingTable scaling_table(const Context& ctx, const Plan& base, ScalingMode mode,
                                          const std::vector<std::int64_t>& dp_sizes,
-                                         const std::optional<Stragglers>& stragglers,
                                          const std::string& origin);
 
 }  // namespace planner
