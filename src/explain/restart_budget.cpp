@@ -18,6 +18,7 @@ void remedies(RestartBudget& b, const Resilience& r) {
     b.goodput_at_interval_needed =
         goodput(interval, b.checkpoint_seconds, b.restart_seconds + b.write_behind_seconds,
                 b.cluster_mtbf_seconds);
+    if (b.write_behind_seconds > interval) b.write_bandwidth_needed = b.state.total_bytes / interval;
   }
   const double without_detect = b.recovery_seconds - r.restart.detect_seconds;
   if (budget > without_detect) b.detect_needed = budget - without_detect;

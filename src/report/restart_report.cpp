@@ -84,6 +84,11 @@ std::string budget_text(const RestartBudget& b) {
   if (b.interval_needed) {
     out += fmt::format("  Checkpoint at most every {} (goodput then {:.2f} %).\n",
                        duration_text(*b.interval_needed), 100.0 * b.goodput_at_interval_needed);
+    if (b.write_bandwidth_needed) {
+      out += fmt::format("    (the write behind takes longer than that: write at {} or more, or "
+                         "checkpoints queue)\n",
+                         gb_per_s(*b.write_bandwidth_needed));
+    }
   }
   if (b.read_bandwidth_needed) {
     out += fmt::format("  Or read checkpoints at {} or more.\n", gb_per_s(*b.read_bandwidth_needed));
@@ -158,6 +163,7 @@ json restart_budget_json(const RestartBudget& b) {
       {"remedies",
        {{"interval", optional(b.interval_needed)},
         {"read_bandwidth", optional(b.read_bandwidth_needed)},
+        {"write_bandwidth", optional(b.write_bandwidth_needed)},
         {"detect", optional(b.detect_needed)}}},
       {"runbook",
        {{"gradient_ranks", b.gradient_ranks},

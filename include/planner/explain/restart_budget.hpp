@@ -45,6 +45,9 @@ struct RestartBudget {
   std::optional<double> read_bandwidth_needed;  ///< aggregate bytes/s that fits the load
   std::optional<double> interval_needed;        ///< longest interval that fits the lost work
   double goodput_at_interval_needed = 0;
+  /// Asynchronous, when the interval needed is shorter than the write behind: the aggregate
+  /// write rate at which each write ends within that interval (else checkpoints queue).
+  std::optional<double> write_bandwidth_needed;
   std::optional<double> detect_needed;  ///< timeout that fits when the rest is at its minimum
   // Runbook facts.
   std::int64_t replica_gpus = 0;     ///< tp·pp·cp: what one failed GPU stops at once
