@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "planner/base/units.hpp"
+#include "planner/base/dtype.hpp"
 #include "planner/inputs/model.hpp"
 #include "planner/inputs/plan.hpp"
 #include "planner/inputs/resilience.hpp"
@@ -19,7 +19,7 @@ namespace planner {
 /// and for the whole job (one copy of each parameter's state plus every rank's own state).
 struct CheckpointState {
   // Per rank, from the ledger's state lines.
-  double weights_bytes = 0;     ///< bf16 weights: the ledger's weights line
+  double weights_bytes = 0;     ///< weights in their dtype (bf16): the ledger's weights line
   double master_bytes = 0;      ///< fp32 master weights: 4 of the ledger's optimizer bytes/param
   double moments_bytes = 0;     ///< the rest of the optimizer line (Adam's m and v)
   double gradients_bytes = 0;   ///< the ledger's gradients line, when saved
@@ -34,7 +34,8 @@ struct CheckpointState {
 };
 
 /// Splits the ledger's state lines into the checkpoint's items. The optimizer line holds
-/// (bytes_per_param − 4) bytes per parameter: the first 4 are the fp32 master copy, the rest
+/// bytes_per_param minus the weight and gradient dtypes' bytes per parameter (12 of 16 for
+/// bf16 mixed-precision Adam): the first 4 are the fp32 master copy, the rest
 /// the moments (Rajbhandari et al. 2020, arXiv 1910.02054, §3.1: K = 12 = 4 + 4 + 4 for Adam).
 /// The job total keeps one copy of every parameter's state (data-parallel replicas hold the
 /// same values and write once), plus each rank's RNG and data-loader state.
@@ -42,7 +43,9 @@ struct CheckpointState {
                                                       const Plan& p, const MemoryLedger& ledger,
                                                       const CheckpointPolicy& policy) noexcept {
   CheckpointState s;
-  const double optimizer_per_param = std::max(0.0, w.bytes_per_param - 2.0 * bf16_bytes);
+  const double weight_b = bytes_of(m.precision.weights);
+  const double grad_b = bytes_of(m.precision.gradients);
+  const double optimizer_per_param = std::max(0.0, w.bytes_per_param - weight_b - grad_b);
   const double master_share =
       optimizer_per_param > 0 ? std::min(4.0, optimizer_per_param) / optimizer_per_param : 0.0;
   s.weights_bytes = ledger.weights_bytes;
@@ -52,8 +55,7 @@ struct CheckpointState {
   s.rng_bytes = policy.rng_state_bytes;
   s.data_loader_bytes = policy.data_loader_state_bytes;
   const double params = total_params(m);
-  const double per_param =
-      bf16_bytes + optimizer_per_param + (policy.gradients ? bf16_bytes : 0.0);
+  const double per_param = weight_b + optimizer_per_param + (policy.gradients ? grad_b : 0.0);
   s.total_bytes = params * per_param + static_cast<double>(gpus(p)) *
                                            (policy.rng_state_bytes + policy.data_loader_state_bytes);
   return s;
