@@ -219,10 +219,13 @@ TEST_CASE("planner scaling: bad input exits 2 with the JSON pointer", "[scaling]
   };
   CHECK(error_with("/resilience/gpu_mtbf=-5 h") ==
         "planner: error: scenarios/eight-gpu-restart.json: /resilience/gpu_mtbf: expected a "
-        "positive time such as \"15 min\" (at most 1e12 s), got \"-5 h\"\n");
+        "time of at least 1 s such as \"50677 h\" (at most 1e12 s), got \"-5 h\"\n");
   CHECK(error_with("/resilience/storage/write_bandwidth=0") ==
         "planner: error: scenarios/eight-gpu-restart.json: /resilience/storage/write_bandwidth: "
-        "expected a positive bandwidth such as \"10 GB/s\" (at most 1e18 B/s), got 0\n");
+        "expected a bandwidth such as \"10 GB/s\" (1 B/s to 1e18 B/s), got 0\n");
+  CHECK(error_with("/resilience/storage/read_bandwidth=1e-300 B/s") ==
+        "planner: error: scenarios/eight-gpu-restart.json: /resilience/storage/read_bandwidth: "
+        "expected a bandwidth such as \"10 GB/s\" (1 B/s to 1e18 B/s), got \"1e-300 B/s\"\n");
   CHECK(error_with("/resilience/restart/budget=0 min") ==
         "planner: error: scenarios/eight-gpu-restart.json: /resilience/restart/budget: expected "
         "a positive time such as \"15 min\" (at most 1e12 s), got \"0 min\"\n");
@@ -291,4 +294,21 @@ TEST_CASE("stragglers in the step model: opt-in, one wait per step", "[scaling][
   CHECK_THAT(r.out, Catch::Contains("Restart budget 15.0 min"));
   const auto a = run({"plan", "scenarios/a.json", "--no-thresholds"});
   CHECK_THAT(a.out, !Catch::Contains("straggler") && !Catch::Contains("Restart"));
+}
+
+TEST_CASE("planner scaling: extreme inputs stay finite", "[scaling][extremes]") {
+  // The smallest MTBF and bandwidths the loader takes, the largest jitter: every figure must
+  // still print (the JSON writer refuses NaN and infinity with exit 3).
+  for (const char* format : {"json", "text"}) {
+    const auto r = run({"scaling", "scenarios/eight-gpu-restart.json", "--format", format,
+                        "--set", "/resilience/gpu_mtbf=1 s",
+                        "--set", "/resilience/storage={\"write_bandwidth\": \"1 B/s\"}",
+                        "--set", "/resilience/checkpoint/host_copy_bandwidth=1 B/s",
+                        "--set", "/stragglers={\"jitter\": \"3600 s\", \"distribution\": \"gaussian\"}",
+                        "--dp", "1,8,4096"});
+    CHECK((r.code == 0 || r.code == 1));
+    CHECK(r.err.empty());
+  }
+  const auto lab = run({"scaling", "--lab", "--dp", "1,16777216", "--format", "json"});
+  CHECK(lab.code == 0);
 }

@@ -30,8 +30,12 @@ struct Range {
 // Upper bounds keep every product and exponent finite (docs/scenario-format.md §Resilience).
 constexpr Range positive_time{0, true, 1e12, "a positive time such as \"15 min\" (at most 1e12 s)"};
 constexpr Range any_time{0, false, 1e12, "a time of 0 or more such as \"2 min\" (at most 1e12 s)"};
-constexpr Range bandwidth{0, true, 1e18,
-                          "a positive bandwidth such as \"10 GB/s\" (at most 1e18 B/s)"};
+// Bounded below, as the loader's links are: at 1e-300 B/s a write took infinitely long.
+constexpr Range bandwidth{1, false, 1e18,
+                          "a bandwidth such as \"10 GB/s\" (1 B/s to 1e18 B/s)"};
+// At least a second, so the job's failure rate over 2^24 GPUs stays finite.
+constexpr Range mtbf_time{1, false, 1e12,
+                          "a time of at least 1 s such as \"50677 h\" (at most 1e12 s)"};
 constexpr Range state_size{0, false, 0x1p60, "a size of 0 or more such as \"16 B\" (at most 2^60 B)"};
 constexpr Range jitter_time{0, false, 3600,
                             "a time of 0 or more such as \"3 ms\" (at most 3600 s)"};
@@ -209,7 +213,7 @@ Resilience read_resilience(const json& v, const std::string& origin) {
   const Fields f(v, "/resilience", origin, {"gpu_mtbf", "storage", "checkpoint", "restart"});
   Resilience r;
   r.gpu_mtbf_seconds =
-      f.quantity("gpu_mtbf", Dimension::seconds, positive_time).value_or(r.gpu_mtbf_seconds);
+      f.quantity("gpu_mtbf", Dimension::seconds, mtbf_time).value_or(r.gpu_mtbf_seconds);
   const json* storage = f.find("storage");
   if (storage == nullptr) {
     f.fail(f.path("storage"),
