@@ -12,6 +12,7 @@
 #include "planner/report.hpp"
 #include "planner/scenario_json.hpp"
 #include "planner/sweep.hpp"
+#include "planner/validate.hpp"
 
 namespace planner {
 
@@ -436,6 +437,21 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   sweep->add_option("--shard", sweep_args.shard, "Run slice K of N of the grid: K/N (1-based)");
   sweep->add_flag("--no-progress", sweep_args.no_progress, "No progress bar on standard error");
 
+  ValidateOptions validate_opts;
+  std::optional<double> max_median_error, max_error;
+  CLI::App* validate = app.add_subcommand(
+      "validate", "Published runs: predicted against measured, median and max error");
+  validate->add_option("records", validate_opts.paths, "Record files or directories (validation/)")
+      ->required();
+  add_format(validate, validate_opts.format, {"text", "json", "csv"});
+  validate->add_option("--max-median-error", max_median_error,
+                       "Exit 1 when a set's median |error| exceeds this many percent");
+  validate->add_option("--max-error", max_error,
+                       "Exit 1 when a set's largest |error| exceeds this many percent");
+  validate->add_flag("--fit", validate_opts.fit,
+                     "Print the fraction of the bf16 peak that matches each record, and the "
+                     "medians over the calibration set");
+
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
@@ -457,6 +473,11 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (collective->parsed()) return run_collective(coll, out);
     if (check->parsed()) return run_check(check_files, check_sets, out, err);
     if (sweep->parsed()) return run_sweep(sweep_args, out, err);
+    if (validate->parsed()) {
+      validate_opts.max_median_error_percent = max_median_error;
+      validate_opts.max_error_percent = max_error;
+      return run_validate(validate_opts, out, err);
+    }
     out << app.help();
     return exit_ok;
   } catch (const InputError& e) {
