@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "planner/catalog.hpp"
-#include "planner/error.hpp"
-#include "planner/scenario_json.hpp"
+#include "planner/base/error.hpp"
+#include "planner/io/catalog.hpp"
+#include "planner/io/scenario_json.hpp"
 
 namespace {
 

@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
-#include "planner/error.hpp"
-#include "planner/validate.hpp"
+#include "planner/base/error.hpp"
+#include "planner/report/validate.hpp"
 
 namespace {
 
