@@ -103,6 +103,14 @@ TEST_CASE("validate: median and max |error| per set", "[validate]") {
   CHECK(v.median_abs_error == Approx(0.2));
   CHECK(v.max_abs_error == Approx(0.2));
   CHECK(v.worst == "b");  // the first record that reaches the maximum
+  // Peak memory: only records that measured it count.
+  results[0].memory_peak_bytes = {90.0, 100.0};
+  results[1].memory_peak_bytes = {130.0, 100.0};
+  const auto m = planner::summarize(results, "validation", planner::Figure::memory_peak);
+  CHECK(m.compared == 2);
+  CHECK(m.median_abs_error == Approx((0.1 + 0.3) / 2));
+  CHECK(m.max_abs_error == Approx(0.3));
+  CHECK(m.worst == "b");
   const auto k = planner::summarize(results, "calibration");
   CHECK(k.records == 1);
   CHECK(k.median_abs_error == Approx(0.01));

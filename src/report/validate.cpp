@@ -264,14 +264,16 @@ double median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-ErrorSummary summarize(const std::vector<RecordResult>& results, const std::string& set) {
+ErrorSummary summarize(const std::vector<RecordResult>& results, const std::string& set,
+                       Figure figure) {
   ErrorSummary s;
   std::vector<double> errors;
   for (const RecordResult& r : results) {
     if (r.record->set != set) continue;
     ++s.records;
     if (!r.fits) ++s.infeasible;
-    const auto e = throughput_error(r);
+    const auto e =
+        figure == Figure::throughput ? throughput_error(r) : r.memory_peak_bytes.error();
     if (!e) continue;
     ++s.compared;
     const double a = std::abs(*e);
@@ -370,6 +372,20 @@ bool run_validate(const ValidateOptions& o, std::ostream& out) {
       gpus.push_back(record_gpu(doc));
     }
   }
+  // Calibration records first, then validation; within a set, in file order (sorted names).
+  std::vector<std::size_t> order(records.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return records[a].set < records[b].set;
+  });
+  std::vector<ValidationRecord> sorted;
+  std::vector<const CatalogGpu*> sorted_gpus;
+  for (const std::size_t i : order) {
+    sorted.push_back(std::move(records[i]));
+    sorted_gpus.push_back(gpus[i]);
+  }
+  records = std::move(sorted);
+  gpus = std::move(sorted_gpus);
   if (o.fit) {
     print_fit(records, gpus, out);
     return true;
@@ -378,13 +394,15 @@ bool run_validate(const ValidateOptions& o, std::ostream& out) {
   results.reserve(records.size());
   for (const ValidationRecord& r : records) results.push_back(validate_record(r));
 
-  std::vector<std::pair<std::string, ErrorSummary>> summaries;
+  std::vector<std::pair<std::string, ErrorSummary>> summaries, memory_summaries;
   bool within = true;
   std::vector<std::string> breaches;
   for (const char* set : set_names) {
     const ErrorSummary s = summarize(results, set);
     if (s.records == 0) continue;
     summaries.emplace_back(set, s);
+    const ErrorSummary m = summarize(results, set, Figure::memory_peak);
+    if (m.compared > 0) memory_summaries.emplace_back(set, m);
     if (o.max_median_error_percent && 100.0 * s.median_abs_error > *o.max_median_error_percent) {
       within = false;
       breaches.push_back(fmt::format("{}: median |error| {:.1f}% exceeds {:g}%", set,
@@ -426,6 +444,13 @@ bool run_validate(const ValidateOptions& o, std::ostream& out) {
                        {"max_abs_error", s.max_abs_error},
                        {"worst", s.worst}};
     }
+    json memory = json::object();
+    for (const auto& [set, m] : memory_summaries) {
+      memory[set] = json{{"compared", m.compared},
+                         {"median_abs_error", m.median_abs_error},
+                         {"max_abs_error", m.max_abs_error},
+                         {"worst", m.worst}};
+    }
     json bounds = json::object();
     bounds["max_median_error"] =
         o.max_median_error_percent ? json(*o.max_median_error_percent / 100.0) : json(nullptr);
@@ -433,6 +458,7 @@ bool run_validate(const ValidateOptions& o, std::ostream& out) {
     out << dump_json(json{{"schema_version", schema_version},
                           {"records", list},
                           {"summary", sets},
+                          {"memory_peak_summary", memory},
                           {"bounds", bounds},
                           {"within_bounds", within}});
   } else if (o.format == "csv") {
@@ -456,18 +482,21 @@ bool run_validate(const ValidateOptions& o, std::ostream& out) {
   } else {
     out << fmt::format("{} records, current model, each published plan pinned\n\n",
                        results.size());
-    out << fmt::format("{:<12} {:<30} {:>5} {:>9} {:>9} {:>7} {:>8} {:>8} {:>9} {:>5}  {}\n",
-                       "set", "record", "GPUs", "tok/s/GPU", "measured", "error", "step s",
-                       "measured", "mem GiB", "fits", "not modelled");
+    out << fmt::format(
+        "{:<12} {:<36} {:>5} {:>9} {:>9} {:>7} {:>8} {:>8} {:>7} {:>8} {:>5}  {}\n", "set",
+        "record", "GPUs", "tok/s/GPU", "measured", "error", "step s", "measured", "mem GiB",
+        "measured", "fits", "not modelled");
     for (const RecordResult& r : results) {
       const ValidationRecord& rec = *r.record;
       out << fmt::format(
-          "{:<12} {:<30} {:>5} {:>9.0f} {:>9} {:>7} {:>8.2f} {:>8} {:>9.1f} {:>5}  {}\n",
+          "{:<12} {:<36} {:>5} {:>9.0f} {:>9} {:>7} {:>8.2f} {:>8} {:>7.1f} {:>8} {:>5}  {}\n",
           rec.set, rec.id, world_size(rec.scenario.cluster),
           r.tokens_per_second_per_gpu.predicted,
           maybe_number(r.tokens_per_second_per_gpu.measured, "{:.0f}"),
           percent(throughput_error(r)), r.step_seconds.predicted,
           maybe_number(r.step_seconds.measured, "{:.2f}"), r.memory_peak_bytes.predicted / gib,
+          r.memory_peak_bytes.measured ? fmt::format("{:.1f}", *r.memory_peak_bytes.measured / gib)
+                                       : std::string("-"),
           r.fits ? "yes" : "NO", rec.not_modelled.empty() ? "-" : joined(rec.not_modelled));
     }
     out << "\n|error| of throughput per GPU (tokens/s, or step time where only that is "
@@ -479,6 +508,12 @@ bool run_validate(const ValidateOptions& o, std::ostream& out) {
                          s.infeasible > 0
                              ? fmt::format("; {} judged not to fit in memory", s.infeasible)
                              : std::string());
+    }
+    if (!memory_summaries.empty()) out << "|error| of peak memory per GPU, where measured:\n";
+    for (const auto& [set, m] : memory_summaries) {
+      out << fmt::format("  {:<12} {:>3} records  median {:>6.1f}%  max {:>6.1f}% ({})\n", set,
+                         m.compared, 100.0 * m.median_abs_error, 100.0 * m.max_abs_error,
+                         m.worst);
     }
     for (const std::string& b : breaches) out << "bound exceeded: " << b << "\n";
   }

@@ -80,11 +80,15 @@ struct ErrorSummary {
   std::string worst;  ///< id of the record with the largest |error|
 };
 
-/// Summary of |error| of tokens/s per GPU (or of step time when a record gives only that)
-/// over the results whose record is in `set`. The median of an even count is the mean of
-/// the two middle values.
+/// Which figure a summary is about.
+enum class Figure { throughput, memory_peak };
+
+/// Summary of |error| over the results whose record is in `set`: of throughput per GPU
+/// (tokens/s, or step time when a record gives only that), or of peak memory where measured.
+/// The median of an even count is the mean of the two middle values.
 [[nodiscard]] ErrorSummary summarize(const std::vector<RecordResult>& results,
-                                     const std::string& set);
+                                     const std::string& set,
+                                     Figure figure = Figure::throughput);
 
 /// The throughput error of a result: tokens/s per GPU when measured, else step time
 /// (inverted sign: a step predicted too long is throughput predicted too low).
