@@ -128,9 +128,9 @@ TEST_CASE("loader: a catalog GPU fills memory, bandwidths and the effective rate
   CHECK(s.cluster.gpu.memory_bytes == 81559 * MiB);
   CHECK(s.cluster.gpu.memory_bandwidth_bytes_per_second == Approx(3.35e12));
   CHECK(s.cluster.gpu.flops_per_second == Approx(989.4e12 * gpu("H100-SXM").default_efficiency));
-  CHECK(s.cluster.intra_node.bandwidth_bytes_per_second == Approx(450e9));
-  CHECK(s.cluster.inter_node.bandwidth_bytes_per_second == Approx(50e9));
-  CHECK(s.cluster.intra_node.latency_seconds == Approx(5e-6));
+  CHECK(s.cluster.node_tier().bandwidth_bytes_per_second == Approx(450e9));
+  CHECK(s.cluster.network_tier().bandwidth_bytes_per_second == Approx(50e9));
+  CHECK(s.cluster.node_tier().latency_seconds == Approx(5e-6));
 
   // Every field may be overridden; efficiency scales the bf16 peak.
   const auto o = planner::load_scenario(
@@ -138,11 +138,14 @@ TEST_CASE("loader: a catalog GPU fills memory, bandwidths and the effective rate
       "a.json");
   CHECK(o.cluster.gpu.memory_bytes == 80 * GiB);
   CHECK(o.cluster.gpu.flops_per_second == Approx(0.4 * 989.4e12));
+  // Other formats run at the same fraction of their own peak: H100 SXM fp8 1978.9 dense.
+  CHECK(o.cluster.gpu.flops_by_dtype[static_cast<std::size_t>(planner::Dtype::fp8)] ==
+        Approx(0.4 * 1978.9e12));
   auto doc = scenario_with_gpu({{"catalog", "MI300X"}, {"flops", "400 TFLOP/s"}});
   doc["cluster"]["intra_node"]["bandwidth"] = "300 GB/s";
   const auto f = planner::load_scenario(doc, "a.json");
   CHECK(f.cluster.gpu.flops_per_second == Approx(400e12));
-  CHECK(f.cluster.intra_node.bandwidth_bytes_per_second == Approx(300e9));
+  CHECK(f.cluster.node_tier().bandwidth_bytes_per_second == Approx(300e9));
 }
 
 TEST_CASE("loader: bad catalog names and conflicting fields", "[catalog][loader][errors]") {
@@ -165,7 +168,7 @@ TEST_CASE("loader: bad catalog names and conflicting fields", "[catalog][loader]
         "1.5");
   CHECK(load_error(scenario_with_gpu({{"catalog", "H100-SXM"}, {"colour", 1}})) ==
         "a.json: /cluster/gpu/colour: unknown key; expected one of: catalog, memory, "
-        "memory_bandwidth, flops, efficiency, reserve");
+        "memory_bandwidth, flops, flops_by_dtype, efficiency, reserve");
   CHECK(load_error(scenario_with_gpu({{"memory", "80 GiB"}, {"efficiency", 0.4}})) ==
         "a.json: /cluster/gpu/efficiency: efficiency scales a catalog GPU's bf16 peak; name one "
         "with \"catalog\" (such as \"H100-SXM\") or give flops");
