@@ -3,9 +3,10 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "planner/io/context.hpp"
+#include "planner/report/scaling_report.hpp"
 #include "planner/io/text.hpp"
 #include "planner/report/report.hpp"
-#include "planner/report/scaling_report.hpp"
 #include "planner/search/answer.hpp"
 #include "planner/search/rank.hpp"
 
