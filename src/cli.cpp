@@ -7,6 +7,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "planner/calibrate/command.hpp"
 #include "planner/error.hpp"
 #include "planner/quantity.hpp"
 #include "planner/report.hpp"
@@ -436,6 +437,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   sweep->add_option("--shard", sweep_args.shard, "Run slice K of N of the grid: K/N (1-based)");
   sweep->add_flag("--no-progress", sweep_args.no_progress, "No progress bar on standard error");
 
+  calibrate::CommandArgs calibrate_args;
+  CLI::App* calibrate_cmd = calibrate::add_command(app, calibrate_args);
+
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
@@ -457,6 +461,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (collective->parsed()) return run_collective(coll, out);
     if (check->parsed()) return run_check(check_files, check_sets, out, err);
     if (sweep->parsed()) return run_sweep(sweep_args, out, err);
+    if (calibrate_cmd->parsed()) return calibrate::run_command(calibrate_args, out);
     out << app.help();
     return exit_ok;
   } catch (const InputError& e) {

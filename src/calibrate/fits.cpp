@@ -23,7 +23,7 @@ TierFit fit_tier(const std::vector<const NcclTable*>& tables) {
                                     to_string(t->op), t->ranks, t->nodes,
                                     t->nodes == 1 ? "" : "s", t->rows.size()));
   }
-  TwoParameterFit lsq = fit_relative(obs);
+  TwoParameterFit lsq = fit_weighted(obs, collective_weight_power);
   const std::string where = fmt::format("{}:{}", tables.front()->origin,
                                         tables.front()->rows.front().line);
   if (!lsq.solvable || !(lsq.theta2 > 0)) {
@@ -36,8 +36,9 @@ TierFit fit_tier(const std::vector<const NcclTable*>& tables) {
     // bandwidth alone through the origin and report α = 0, flagged.
     double num = 0, den = 0;
     for (const Observation& o : obs) {
-      num += o.v / o.y;
-      den += o.v * o.v / (o.y * o.y);
+      const double w = std::pow(o.y, -collective_weight_power);
+      num += w * o.v * o.y;
+      den += w * o.v * o.v;
     }
     lsq.theta1 = 0;
     lsq.theta2 = num / den;
@@ -78,7 +79,7 @@ GemmFit fit_gemm(const GemmTable& t) {
                                             "least 2 to fit the efficiency curve",
                                             sizes.size(), dtype));
   }
-  const TwoParameterFit lsq = fit_relative(obs);
+  const TwoParameterFit lsq = fit_weighted(obs, collective_weight_power);
   if (!lsq.solvable || !(lsq.theta2 > 0) || lsq.theta1 < 0) {
     throw InputError(where, "", "the GEMM rate does not rise and level off with size, expected "
                                 "larger GEMMs to take longer but run at a higher rate (check "

@@ -16,10 +16,15 @@
 ///     time(M) = hops(op, n)·α + factor(op, n)·M / B
 /// with hops the ring's latency steps: 2(n−1) for all-reduce, n−1 for all-gather,
 /// reduce-scatter and all-to-all, 1 for sendrecv. B (bytes/s per GPU) is the `bandwidth` of
-/// the scenario's tier and α (s) its `latency`. Fitted by fit_relative() with u = hops and
-/// v = factor·M over every table of the tier.
+/// the scenario's tier and α (s) its `latency`. Fitted by fit_weighted() with u = hops and
+/// v = factor·M over every table of the tier, weights 1/time (p = 1): on the public MI300X
+/// samples the relative fit (p = 2) let the many latency-bound sizes, where NCCL/RCCL switch
+/// protocols (LL, LL128, Simple) and the single-α model misfits, pull the bandwidth 7-9 %
+/// below the large-message busbw; 1/time weights keep it within 1 % (docs/calibrate.md §Fits).
 
 namespace planner::calibrate {
+
+inline constexpr double collective_weight_power = 1.0;
 
 [[nodiscard]] inline double bus_factor(NcclOp op, std::int64_t ranks) noexcept {
   const double n = static_cast<double>(ranks);

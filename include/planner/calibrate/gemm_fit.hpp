@@ -22,12 +22,14 @@
 ///   waves = ⌈tiles/SMs⌉ (NVIDIA, "Matrix Multiplication Background User's Guide", sections
 ///   "Tile Quantization" and "Wave Quantization"). The 128×128 tile is an assumption (a common
 ///   cuBLAS tile); without the SM count (the CSV's "# device: … (N SMs)" comment) w = 1.
-/// Time is linear in the two constants, so fit_relative() fits it with u = 1/w, v = F/w:
-/// θ₁ = F½/R∞ (seconds), θ₂ = 1/R∞.
+/// Time is linear in the two constants, so fit_weighted() fits it with u = 1/w, v = F/w:
+/// θ₁ = F½/R∞ (seconds), θ₂ = 1/R∞, on relative residuals (p = 2): the curve is about rates,
+/// and GEMM times span three decades, so every size should count alike.
 
 namespace planner::calibrate {
 
 inline constexpr double gemm_tile = 128.0;
+inline constexpr double gemm_weight_power = 2.0;
 
 [[nodiscard]] inline double wave_efficiency(double m, double n, std::int64_t sms) noexcept {
   if (sms <= 0) return 1.0;

@@ -5,13 +5,13 @@
 #include <vector>
 
 /// Weighted least squares with two regressors and no free intercept, y ≈ θ₁·u + θ₂·v, with
-/// weights 1/y²: the fit minimises the *relative* residuals Σ((y − ŷ)/y)², so the small-size
-/// points that pin the latency count as much as the large ones that pin the bandwidth (an
-/// unweighted fit on time would let the largest message decide both). Standard errors are the
-/// usual σ²(XᵀWX)⁻¹ with σ² = Σw·r²/(n − 2) (e.g. Draper & Smith, "Applied Regression
-/// Analysis", 3rd ed., §9.2); with two points the fit is exact and the errors are zero.
+/// weights w = 1/y^p. p = 2 minimises the *relative* residuals Σ((y − ŷ)/y)², so every size
+/// counts alike; p = 0 is the unweighted fit, where the largest sizes decide everything; p = 1
+/// sits between (docs/calibrate.md §Fits says which fit uses which, and why). Standard errors
+/// are the usual σ²(XᵀWX)⁻¹ with σ² = Σw·(y − ŷ)²/(n − 2) (e.g. Draper & Smith, "Applied
+/// Regression Analysis", 3rd ed., §9.2); with two points the fit is exact and they are zero.
 /// Used by the collective fit (u = hops, v = bus bytes), and the GEMM curve (u = 1/wave
-/// efficiency, v = FLOP/wave efficiency): docs/calibrate.md §Fits.
+/// efficiency, v = FLOP/wave efficiency).
 
 namespace planner::calibrate {
 
@@ -35,7 +35,8 @@ struct TwoParameterFit {
 
 /// The fit of `obs` (each y > 0). Regressors are scaled by their largest magnitude before the
 /// normal equations are solved, so sizes of 1e10 bytes lose no precision in the determinant.
-[[nodiscard]] inline TwoParameterFit fit_relative(const std::vector<Observation>& obs) noexcept {
+[[nodiscard]] inline TwoParameterFit fit_weighted(const std::vector<Observation>& obs,
+                                                  double power) noexcept {
   TwoParameterFit f;
   f.points = obs.size();
   double su = 0, sv = 0;
@@ -46,7 +47,7 @@ struct TwoParameterFit {
   if (obs.size() < 2 || su <= 0 || sv <= 0) return f;
   double uu = 0, uv = 0, vv = 0, uy = 0, vy = 0;
   for (const Observation& o : obs) {
-    const double w = 1.0 / (o.y * o.y);
+    const double w = std::pow(o.y, -power);
     const double u = o.u / su, v = o.v / sv;
     uu += w * u * u;
     uv += w * u * v;
@@ -58,14 +59,15 @@ struct TwoParameterFit {
   if (!(det > 1e-12 * uu * vv)) return f;
   const double t1 = (vv * uy - uv * vy) / det;
   const double t2 = (uu * vy - uv * uy) / det;
-  double ss = 0, worst = 0;
+  double ss = 0, wss = 0, worst = 0;
   for (const Observation& o : obs) {
-    const double r = (o.y - (t1 * o.u / su + t2 * o.v / sv)) / o.y;
-    ss += r * r;
-    worst = std::max(worst, std::abs(r));
+    const double e = o.y - (t1 * o.u / su + t2 * o.v / sv);
+    ss += (e / o.y) * (e / o.y);
+    wss += std::pow(o.y, -power) * e * e;
+    worst = std::max(worst, std::abs(e / o.y));
   }
   const double n = static_cast<double>(obs.size());
-  const double sigma2 = obs.size() > 2 ? ss / (n - 2.0) : 0.0;
+  const double sigma2 = obs.size() > 2 ? wss / (n - 2.0) : 0.0;
   f.theta1 = t1 / su;
   f.theta2 = t2 / sv;
   f.theta1_se = std::sqrt(sigma2 * vv / det) / su;
