@@ -79,7 +79,7 @@ GemmFit fit_gemm(const GemmTable& t) {
                                             "least 2 to fit the efficiency curve",
                                             sizes.size(), dtype));
   }
-  const TwoParameterFit lsq = fit_weighted(obs, collective_weight_power);
+  const TwoParameterFit lsq = fit_weighted(obs, gemm_weight_power);
   if (!lsq.solvable || !(lsq.theta2 > 0) || lsq.theta1 < 0) {
     throw InputError(where, "", "the GEMM rate does not rise and level off with size, expected "
                                 "larger GEMMs to take longer but run at a higher rate (check "
