@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/cli.hpp"
+#include "planner/cli/cli.hpp"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);

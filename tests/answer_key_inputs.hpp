@@ -2,11 +2,11 @@
 // The inputs of the worked scenarios A–D, written from shared/ANSWER-KEY.md ("Shared inputs"
 // and each scenario's heading), independently of the scenario files, so the model tests do
 // not depend on the loader. test_scenarios.cpp checks that the files load to the same values.
-#include "planner/cluster.hpp"
-#include "planner/model.hpp"
-#include "planner/plan.hpp"
-#include "planner/units.hpp"
-#include "planner/workload.hpp"
+#include "planner/inputs/cluster.hpp"
+#include "planner/inputs/model.hpp"
+#include "planner/inputs/plan.hpp"
+#include "planner/base/units.hpp"
+#include "planner/inputs/workload.hpp"
 
 namespace answer_key {
 

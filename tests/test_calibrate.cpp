@@ -10,8 +10,8 @@
 #include "cli_harness.hpp"
 #include "non_finite_word.hpp"
 #include "planner/calibrate/calibrate.hpp"
-#include "planner/scenario_json.hpp"
-#include "planner/step_time.hpp"
+#include "planner/io/scenario_json.hpp"
+#include "planner/model/step_time.hpp"
 
 using namespace planner::calibrate;
 using calibrate_synthetic::Noise;

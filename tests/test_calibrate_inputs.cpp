@@ -6,7 +6,7 @@
 
 #include "cli_harness.hpp"
 #include "planner/calibrate/inputs.hpp"
-#include "planner/error.hpp"
+#include "planner/base/error.hpp"
 
 using namespace planner::calibrate;
 using Catch::Matchers::Contains;

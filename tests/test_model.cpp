@@ -3,12 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include "answer_key_inputs.hpp"
-#include "planner/activations.hpp"
-#include "planner/collectives.hpp"
-#include "planner/compute.hpp"
-#include "planner/evaluate.hpp"
-#include "planner/memory.hpp"
-#include "planner/step_time.hpp"
+#include "planner/io/context.hpp"
+#include "planner/model/activations.hpp"
+#include "planner/model/collectives.hpp"
+#include "planner/model/compute.hpp"
+#include "planner/model/evaluate.hpp"
+#include "planner/model/memory.hpp"
+#include "planner/model/step_time.hpp"
 
 using namespace planner;
 using answer_key::printed_as;
@@ -301,7 +302,7 @@ TEST_CASE("Scenario D serving", "[answer-key][D]") {
   CHECK(t.slo_margin_seconds > 0);
 }
 
-#include "planner/triage.hpp"
+#include "planner/model/triage.hpp"
 
 TEST_CASE("Seed 004 memory-ledger example", "[answer-key][004]") {
   // An 80 GB device; parameters 28, gradients 28, optimizer 56, activations 18 GB; largest
@@ -315,7 +316,7 @@ TEST_CASE("Seed 004 memory-ledger example", "[answer-key][004]") {
   CHECK_FALSE(t.pipeline_candidate);
 }
 
-#include "planner/error.hpp"
+#include "planner/base/error.hpp"
 
 TEST_CASE("A measured step shorter than the score-matrix traffic is rejected", "[calibration]") {
   // Scenario A's pinned plan without tiled attention moves 3 passes × 5·a·s²·b = 3 × 2.68e9 B

@@ -18,14 +18,15 @@
 #include <vector>
 
 #include "cli_harness.hpp"
-#include "planner/collectives.hpp"
-#include "planner/error.hpp"
-#include "planner/evaluate.hpp"
-#include "planner/memory.hpp"
-#include "planner/rank.hpp"
-#include "planner/report.hpp"
-#include "planner/scenario_json.hpp"
-#include "planner/search.hpp"
+#include "planner/io/context.hpp"
+#include "planner/model/collectives.hpp"
+#include "planner/base/error.hpp"
+#include "planner/model/evaluate.hpp"
+#include "planner/model/memory.hpp"
+#include "planner/search/rank.hpp"
+#include "planner/report/report.hpp"
+#include "planner/io/scenario_json.hpp"
+#include "planner/search/search.hpp"
 
 using namespace planner;
 using nlohmann::json;

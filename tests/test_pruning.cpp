@@ -13,10 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "planner/collectives.hpp"
-#include "planner/scenario_json.hpp"
-#include "planner/search.hpp"
-#include "planner/thresholds.hpp"
+#include "planner/io/context.hpp"
+#include "planner/model/collectives.hpp"
+#include "planner/io/scenario_json.hpp"
+#include "planner/search/search.hpp"
+#include "planner/explain/thresholds.hpp"
 
 using namespace planner;
 

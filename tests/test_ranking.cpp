@@ -2,8 +2,9 @@
 #include <catch2/catch.hpp>
 
 #include "answer_key_inputs.hpp"
-#include "planner/rank.hpp"
-#include "planner/search.hpp"
+#include "planner/io/context.hpp"
+#include "planner/search/rank.hpp"
+#include "planner/search/search.hpp"
 
 using namespace planner;
 

@@ -15,10 +15,10 @@
 #include <string>
 #include <string_view>
 
-#include "planner/error.hpp"
-#include "planner/quantity.hpp"
-#include "planner/scenario_json.hpp"
-#include "planner/spelling.hpp"
+#include "planner/base/error.hpp"
+#include "planner/io/quantity.hpp"
+#include "planner/io/scenario_json.hpp"
+#include "planner/base/spelling.hpp"
 
 using planner::Dimension;
 using planner::InputError;

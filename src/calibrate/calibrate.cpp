@@ -9,8 +9,8 @@
 #include <map>
 
 #include "planner/calibrate/scenario_values.hpp"
-#include "planner/error.hpp"
-#include "planner/evaluate.hpp"
+#include "planner/base/error.hpp"
+#include "planner/model/evaluate.hpp"
 
 namespace planner::calibrate {
 

@@ -6,7 +6,7 @@
 
 #include "planner/calibrate/collective_fit.hpp"
 #include "planner/calibrate/gemm_fit.hpp"
-#include "planner/error.hpp"
+#include "planner/base/error.hpp"
 
 namespace planner::calibrate {
 

@@ -8,7 +8,7 @@
 
 #include "planner/calibrate/inputs.hpp"
 #include "planner/calibrate/text_lines.hpp"
-#include "planner/error.hpp"
+#include "planner/base/error.hpp"
 
 namespace planner::calibrate {
 

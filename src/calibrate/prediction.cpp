@@ -5,8 +5,9 @@
 #include <cmath>
 
 #include "planner/calibrate/scenario_values.hpp"
-#include "planner/scenario_json.hpp"
-#include "planner/search.hpp"
+#include "planner/io/context.hpp"
+#include "planner/io/scenario_json.hpp"
+#include "planner/search/search.hpp"
 
 namespace planner::calibrate {
 

@@ -7,7 +7,7 @@
 #include "planner/calibrate/collective_fit.hpp"
 #include "planner/calibrate/gemm_fit.hpp"
 #include "planner/calibrate/inputs.hpp"
-#include "planner/plan.hpp"
+#include "planner/inputs/plan.hpp"
 
 /// `planner calibrate`: fits the hardware constants of the scenario format from measurements,
 /// writes them as a profile, and predicts a target scenario with an uncertainty band

@@ -6,8 +6,8 @@
 
 #include "planner/calibrate/inputs.hpp"
 #include "planner/calibrate/least_squares.hpp"
-#include "planner/model.hpp"
-#include "planner/plan.hpp"
+#include "planner/inputs/model.hpp"
+#include "planner/inputs/plan.hpp"
 
 /// The GEMM-efficiency model calibrate fits (docs/calibrate.md §GEMM model). A GEMM of
 /// F = 2mnk FLOP runs at

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "planner/calibrate/calibrate.hpp"
-#include "planner/scenario.hpp"
+#include "planner/inputs/scenario.hpp"
 
 /// Internal to calibrate: scenario documents with fitted values written in.
 
