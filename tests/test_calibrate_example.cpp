@@ -88,4 +88,8 @@ TEST_CASE("calibrate usage and input errors exit 2 with one located line") {
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Contains("/plan: a run's scenario needs a training workload and its pinned plan"));
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  r = cli_harness::run({"calibrate", "--gemm", d + "gemm-illustrative.csv", "--target",
+                        "scenarios/d.json"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("scenarios/d.json: /workload/kind: calibrate predicts training"));
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "planner/calibrate/scenario_values.hpp"
+#include "planner/base/error.hpp"
 #include "planner/io/context.hpp"
 #include "planner/io/scenario_json.hpp"
 #include "planner/search/search.hpp"
@@ -80,6 +81,10 @@ Scenario scenario_with(nlohmann::json doc, const std::string& origin, const Valu
 void add_flops_constant(Calibration& c, const Inputs& in) {
   if (in.target) {
     Scenario s = scenario_with(*in.target, in.target_origin, tier_values(c));
+    if (s.workload.kind != WorkloadKind::training) {
+      throw InputError(in.target_origin, "/workload/kind", "calibrate predicts training "
+                                                           "steps, expected \"training\"");
+    }
     const Plan first = s.plan ? *s.plan : Plan{};
     double flops = target_flops(c, s, first);
     if (flops <= 0) {
