@@ -166,7 +166,9 @@ TEST_CASE("Megatron-LM iteration lines (megatron/training/training.py training_l
 TEST_CASE("torchtitan step lines with ANSI colours (torchtitan MetricsProcessor.log format)") {
   const StepLog log = parse_step_log(data("small-2node-torchtitan.log"), "t.log");
   CHECK(log.format == StepLogFormat::torchtitan);
-  REQUIRE(log.rows.size() == 6);  // the WARNING line is not a step
+  REQUIRE(log.rows.size() == 6);
+  REQUIRE(log.skipped.size() == 1);  // the WARNING line: counted, with its line
+  CHECK(log.skipped[0].line == 4);
   CHECK(log.rows[1].step == 2);
   CHECK(log.rows[1].tokens_per_second_per_gpu == 36802);  // "tps: 36,802"
   CHECK(log.rows[1].seconds == 0);                        // only the rate is logged

@@ -141,6 +141,8 @@ StepLog parse_step_log(std::string_view text, const std::string& origin) {
       } else if (titan && l.find("step:") != l.npos && l.find("tps:") != l.npos &&
                  l.find("validate step:") == l.npos) {
         torchtitan_line(l, i + 1, log);
+      } else if (!trim(l).empty()) {
+        log.skipped.push_back({i + 1, "not a training step line"});
       }
     }
   }
