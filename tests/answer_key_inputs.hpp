@@ -22,8 +22,8 @@ inline Cluster cluster() {
   c.gpu.memory_bandwidth_bytes_per_second = 5.3e12;
   c.gpu.flops_per_second = 400e12;
   c.gpu.reserve_bytes = 10 * gib;
-  c.intra_node = {300e9, 5e-6};
-  c.inter_node = {50e9, 15e-6};
+  c.node_tier() = {300e9, 5e-6, 0, true, "intra_node"};
+  c.network_tier() = {50e9, 15e-6, 0, false, "inter_node"};
   return c;
 }
 

@@ -74,8 +74,23 @@ Scenario scenario_with(nlohmann::json doc, const std::string& origin, const Valu
   if (doc.contains("workload") && doc["workload"].is_object()) {
     doc["workload"].erase("step_time_per_micro_batch");
   }
+  const bool domains = doc.contains("cluster") && doc["cluster"].is_object() &&
+                       doc["cluster"].contains("domains");
+  if (domains && values.count("/cluster/inter_node/bandwidth")) {
+    throw InputError(origin, "/cluster/domains", "calibrate fits the node tier from one-node "
+                                                 "runs and the network from multi-node runs, "
+                                                 "expected a scenario without domains between "
+                                                 "them");
+  }
   for (const auto& [pointer, value] : values) doc[nlohmann::json::json_pointer(pointer)] = value;
-  return load_scenario(doc, origin);
+  Scenario s = load_scenario(doc, origin);
+  const Dtype compute = s.model.precision.compute;
+  if (compute != Dtype::bf16 && compute != Dtype::fp16) {
+    throw InputError(origin, "/model/precision/compute", "calibrate fits the 16-bit GEMM rate "
+                                                         "(gpu.flops), expected \"bf16\" or "
+                                                         "\"fp16\" compute");
+  }
+  return s;
 }
 
 void add_flops_constant(Calibration& c, const Inputs& in) {

@@ -56,7 +56,7 @@ std::vector<std::string> check_expectations(const Scenario& s, const PlanReport&
   field("flash_attention", x.flash_attention, p.flash_attention);
   field("sequence_parallel", x.sequence_parallel, p.sequence_parallel);
   if (x.tp_tier) {
-    const std::string got = inside_node(p, s.cluster, {Axis::tp}) ? "intra_node" : "inter_node";
+    const std::string got = tier_name(s.cluster, axis_tier(p, s.cluster, Axis::tp));
     if (*x.tp_tier != got) {
       drift.push_back(fmt::format("/best/placement/tp: expected {}, got {}", *x.tp_tier, got));
     }

@@ -60,9 +60,12 @@ int run_collective(const CollectiveArgs& a, std::ostream& out) {
     throw InputError("command line", "", fmt::format("--latency must be >= 0 microseconds, got "
                                                      "{:g}", a.latency_us));
   }
-  const Tier tier{a.bandwidth_gb_per_s * 1e9, a.latency_us * 1e-6};
-  const Collective op = parse_collective(a.op);
   const bool inside = !a.across_nodes;
+  Tier tier;
+  tier.bandwidth_bytes_per_second = a.bandwidth_gb_per_s * 1e9;
+  tier.latency_seconds = a.latency_us * 1e-6;
+  tier.peer_memory = inside;
+  const Collective op = parse_collective(a.op);
   const CollectiveCost best = cheapest_collective(op, a.gpus, a.bytes, tier, inside);
   json algorithms = json::array();
   std::string lines;

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -21,7 +22,8 @@ struct MemoryArgs {
   std::string file;
   std::string format = "text";
   std::vector<std::string> sets;
-  std::optional<std::int64_t> dp, tp, pp, cp, micro_batch, grad_accum;
+  std::array<std::optional<std::int64_t>, axis_count> degrees;  ///< by the axis table's order
+  std::optional<std::int64_t> micro_batch, grad_accum;
   std::optional<int> zero;
   std::optional<std::string> recompute, flash, sp, placement;
 };
@@ -33,27 +35,33 @@ Recompute parse_recompute(const std::string& text) {
 }
 
 Placement parse_placement(const std::string& text) {
+  std::string all, listed;  // "tp,cp,dp,pp" and "tp, cp, dp, pp": the table's names
+  for (const AxisInfo& row : axes) {
+    all += (all.empty() ? "" : ",") + std::string(row.name);
+    listed += (listed.empty() ? "" : ", ") + std::string(row.name);
+  }
   Placement p = default_placement;
-  std::vector<Axis> axes;
+  std::vector<Axis> order;
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
     const std::string name = text.substr(start, comma - start);
-    if (name == "tp") axes.push_back(Axis::tp);
-    else if (name == "cp") axes.push_back(Axis::cp);
-    else if (name == "dp") axes.push_back(Axis::dp);
-    else if (name == "pp") axes.push_back(Axis::pp);
-    else throw InputError("--placement", "", fmt::format("unknown axis '{}'; expected a "
-                                                         "permutation of tp,cp,dp,pp", name));
+    const std::optional<Axis> a = axis_named(name);
+    if (!a) {
+      throw InputError("--placement", "", fmt::format("unknown axis '{}'; expected a "
+                                                      "permutation of {}", name, all));
+    }
+    order.push_back(*a);
     start = comma + 1;
   }
-  std::vector<Axis> sorted = axes;
+  std::vector<Axis> sorted = order;
   std::sort(sorted.begin(), sorted.end());
-  if (sorted != std::vector<Axis>{Axis::tp, Axis::cp, Axis::dp, Axis::pp}) {
-    throw InputError("--placement", "", "expected each of tp, cp, dp, pp exactly once, e.g. "
-                                        "tp,cp,dp,pp");
+  if (sorted.size() != axis_count ||
+      std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    throw InputError("--placement", "", fmt::format("expected each of {} exactly once, e.g. {}",
+                                                    listed, all));
   }
-  std::copy(axes.begin(), axes.end(), p.begin());
+  std::copy(order.begin(), order.end(), p.begin());
   return p;
 }
 
@@ -77,14 +85,21 @@ void check_flag(const std::optional<std::int64_t>& value, const char* field, int
 /// The plan `planner memory` evaluates: the pinned plan with the flags applied; degrees not
 /// given fill the world (dp = GPUs / (tp·pp·cp)) and the accumulation fills the batch target.
 Plan memory_plan(const Scenario& s, const MemoryArgs& a) {
-  check_flag(a.dp, "dp", 24);
-  check_flag(a.tp, "tp", 24);
-  check_flag(a.pp, "pp", 24);
-  check_flag(a.cp, "cp", 24);
+  bool any_degree = false;  // a degree other than the one that fills the world
+  for (const AxisInfo& row : axes) {
+    const auto& given = a.degrees[static_cast<std::size_t>(row.axis)];
+    check_flag(given, std::string(row.name).c_str(), 24);
+    any_degree = any_degree || (given && row.enumerated);
+  }
+  const AxisInfo* fill = nullptr;
+  for (const AxisInfo& row : axes) {
+    if (!row.enumerated) fill = &row;
+  }
   check_flag(a.micro_batch, "micro_batch", 16);
   check_flag(a.grad_accum, "grad_accum", 16);
   const bool pinned = s.plan.has_value();
-  const bool any_flag = a.dp || a.tp || a.pp || a.cp || a.zero || a.recompute || a.flash ||
+  const bool filled_given = a.degrees[static_cast<std::size_t>(fill->axis)].has_value();
+  const bool any_flag = any_degree || filled_given || a.zero || a.recompute || a.flash ||
                         a.sp || a.micro_batch || a.grad_accum || a.placement;
   if (!pinned && !any_flag) {
     throw InputError(s.origin, "/plan",
@@ -96,18 +111,18 @@ Plan memory_plan(const Scenario& s, const MemoryArgs& a) {
     p.micro_batch = s.workload.kind == WorkloadKind::training ? s.workload.training.micro_batch
                                                               : s.workload.serving.batch;
   }
-  if (a.tp) p.tp = *a.tp;
-  if (a.pp) p.pp = *a.pp;
-  if (a.cp) p.cp = *a.cp;
-  if (a.dp) {
-    p.dp = *a.dp;
-  } else if (a.tp || a.pp || a.cp || !pinned) {
-    // Each degree is at most 2^24, so tp·pp·cp < 2^72 may overflow: a product past 2^63
-    // leaves dp = 1, and validate_plan reports the mismatch with the world size.
-    std::int64_t model = 0;
-    const bool overflow = __builtin_mul_overflow(p.tp, p.pp, &model) ||
-                          __builtin_mul_overflow(model, p.cp, &model);
-    p.dp = overflow ? 1 : std::max<std::int64_t>(1, world_size(s.cluster) / model);
+  for (const AxisInfo& row : axes) {
+    if (const auto& given = a.degrees[static_cast<std::size_t>(row.axis)]) p.*row.degree = *given;
+  }
+  if (!filled_given && (any_degree || !pinned)) {
+    // Each degree is at most 2^24, so the product of the others may overflow: a product past
+    // 2^63 leaves the filling axis at 1, and validate_plan reports the mismatch.
+    std::int64_t others = 1;
+    bool overflow = false;
+    for (const AxisInfo& row : axes) {
+      if (row.enumerated) overflow = overflow || __builtin_mul_overflow(others, p.*row.degree, &others);
+    }
+    p.*fill->degree = overflow ? 1 : std::max<std::int64_t>(1, world_size(s.cluster) / others);
   }
   if (a.zero) p.zero = *a.zero;
   if (a.recompute) p.recompute = parse_recompute(*a.recompute);
@@ -117,8 +132,8 @@ Plan memory_plan(const Scenario& s, const MemoryArgs& a) {
   if (a.placement) p.placement = parse_placement(*a.placement);
   if (a.grad_accum) {
     p.grad_accum = *a.grad_accum;
-  } else if (s.workload.kind == WorkloadKind::training && (!pinned || a.dp || a.tp || a.pp ||
-                                                           a.cp || a.micro_batch)) {
+  } else if (s.workload.kind == WorkloadKind::training &&
+             (!pinned || any_degree || filled_given || a.micro_batch)) {
     const Context ctx = make_context(s);
     const double per_replica = static_cast<double>(sequences_per_replica(ctx, p.dp));
     p.grad_accum = std::max<std::int64_t>(
@@ -151,10 +166,10 @@ Runner add_memory(CLI::App& sub) {
   add_scenario_argument(sub, a->file);
   add_format(sub, a->format, {"text", "json", "csv"});
   add_sets(sub, a->sets);
-  sub.add_option("--dp", a->dp, "Data-parallel degree (default: fill the GPUs)");
-  sub.add_option("--tp", a->tp, "Tensor-parallel degree");
-  sub.add_option("--pp", a->pp, "Pipeline stages");
-  sub.add_option("--cp", a->cp, "Context-parallel degree");
+  for (const AxisInfo& row : axes) {
+    sub.add_option("--" + std::string(row.name), a->degrees[static_cast<std::size_t>(row.axis)],
+                   std::string(row.flag_help));
+  }
   sub.add_option("--zero", a->zero, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
   sub.add_option("--recompute", a->recompute, "none, selective or full")
       ->check(CLI::IsMember({"none", "selective", "full"}));

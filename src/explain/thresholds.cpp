@@ -37,12 +37,12 @@ struct Input {
 std::vector<Input> inputs(const Context& ctx) {
   std::vector<Input> out;
   out.push_back({"/cluster/inter_node/bandwidth",
-                 [](const Context& c) { return c.cluster.inter_node.bandwidth_bytes_per_second; },
-                 [](Context& c, double v) { c.cluster.inter_node.bandwidth_bytes_per_second = v; },
+                 [](const Context& c) { return c.cluster.network_tier().bandwidth_bytes_per_second; },
+                 [](Context& c, double v) { c.cluster.network_tier().bandwidth_bytes_per_second = v; },
                  100, false, "GB/s", 1e9});
   out.push_back({"/cluster/intra_node/bandwidth",
-                 [](const Context& c) { return c.cluster.intra_node.bandwidth_bytes_per_second; },
-                 [](Context& c, double v) { c.cluster.intra_node.bandwidth_bytes_per_second = v; },
+                 [](const Context& c) { return c.cluster.node_tier().bandwidth_bytes_per_second; },
+                 [](Context& c, double v) { c.cluster.node_tier().bandwidth_bytes_per_second = v; },
                  100, false, "GB/s", 1e9});
   if (ctx.workload.kind == WorkloadKind::training) {
     out.push_back({"/model/seq_len",

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "planner/io/quantity.hpp"
+#include "planner/model/legality.hpp"
 #include "planner/base/spelling.hpp"
 
 namespace planner {
@@ -97,8 +98,18 @@ constexpr std::array recompute_choices{Choice<Recompute>{"none", Recompute::none
                                        Choice<Recompute>{"full", Recompute::full}};
 constexpr std::array kind_choices{Choice<WorkloadKind>{"training", WorkloadKind::training},
                                   Choice<WorkloadKind>{"serving", WorkloadKind::serving}};
-constexpr std::array axis_choices{Choice<Axis>{"tp", Axis::tp}, Choice<Axis>{"cp", Axis::cp},
-                                  Choice<Axis>{"dp", Axis::dp}, Choice<Axis>{"pp", Axis::pp}};
+/// The axis table (inputs/plan.hpp) as choices.
+constexpr std::array<Choice<Axis>, axis_count> axis_choices = [] {
+  std::array<Choice<Axis>, axis_count> out{};
+  for (std::size_t i = 0; i < axis_count; ++i) out[i] = {axes[i].name, axes[i].axis};
+  return out;
+}();
+/// The dtype table (base/dtype.hpp) as choices.
+constexpr std::array<Choice<Dtype>, dtype_count> dtype_choices = [] {
+  std::array<Choice<Dtype>, dtype_count> out{};
+  for (std::size_t i = 0; i < dtype_count; ++i) out[i] = {dtypes[i].name, dtypes[i].dtype};
+  return out;
+}();
 constexpr std::array tier_choices{Choice<std::string_view>{"intra_node", "intra_node"},
                                   Choice<std::string_view>{"inter_node", "inter_node"}};
 
@@ -303,7 +314,11 @@ class Object {
  public:
   Object(const json& v, std::string pointer, const std::string& origin,
          std::initializer_list<std::string_view> keys)
-      : v_(v), pointer_(std::move(pointer)), origin_(origin), keys_(keys) {
+      : Object(v, std::move(pointer), origin, std::vector<std::string_view>(keys)) {}
+
+  Object(const json& v, std::string pointer, const std::string& origin,
+         std::vector<std::string_view> keys)
+      : v_(v), pointer_(std::move(pointer)), origin_(origin), keys_(std::move(keys)) {
     if (!v.is_object()) {
       fail(origin_, pointer_,
            fmt::format("expected an object with keys {}, got {}", join(keys_, ", "),
@@ -440,10 +455,28 @@ void check_model(const Model& m, const std::string& origin) {
   }
 }
 
+std::vector<std::string_view> dtype_names() {
+  std::vector<std::string_view> names;
+  for (const DtypeInfo& d : dtypes) names.push_back(d.name);
+  return names;
+}
+
+Precision read_precision(const json& v, const std::string& origin) {
+  const Object o(v, "/model/precision", origin,
+                 {"weights", "gradients", "activations", "kv_cache", "compute"});
+  Precision p;
+  p.weights = o.maybe_choice("weights", dtype_choices).value_or(p.weights);
+  p.gradients = o.maybe_choice("gradients", dtype_choices).value_or(p.gradients);
+  p.activations = o.maybe_choice("activations", dtype_choices).value_or(p.activations);
+  p.kv_cache = o.maybe_choice("kv_cache", dtype_choices).value_or(p.kv_cache);
+  p.compute = o.maybe_choice("compute", dtype_choices).value_or(p.compute);
+  return p;
+}
+
 Model read_model(const json& v, const std::string& origin) {
   const Object o(v, "/model", origin,
                  {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "vocab",
-                  "tied_embeddings", "seq_len", "params"});
+                  "tied_embeddings", "seq_len", "params", "precision"});
   Model m;
   m.layers = o.integer("layers", layer_count);
   m.hidden = o.integer("hidden", width);
@@ -455,17 +488,28 @@ Model read_model(const json& v, const std::string& origin) {
   m.tied_embeddings = o.flag("tied_embeddings", false);
   m.seq_len = o.integer("seq_len", token_count);
   m.params = o.maybe_number("params", param_count).value_or(0);
+  if (const json* precision = o.find("precision")) {
+    m.precision = read_precision(*precision, origin);
+  }
   check_model(m, origin);
   return m;
 }
 
 Gpu read_gpu(const json& v, const std::string& origin) {
-  const Object o(v, "/cluster/gpu", origin, {"memory", "memory_bandwidth", "flops", "reserve"});
+  const Object o(v, "/cluster/gpu", origin,
+                 {"memory", "memory_bandwidth", "flops", "flops_by_dtype", "reserve"});
   Gpu g;
   g.memory_bytes = o.quantity("memory", Dimension::bytes, gpu_memory);
   g.memory_bandwidth_bytes_per_second =
       o.quantity("memory_bandwidth", Dimension::bytes_per_second, hbm_bandwidth);
   g.flops_per_second = o.quantity("flops", Dimension::flops_per_second, compute_rate);
+  if (const json* rates = o.find("flops_by_dtype")) {
+    const Object r(*rates, o.path("flops_by_dtype"), origin, dtype_names());
+    for (const DtypeInfo& d : dtypes) {
+      g.flops_by_dtype[static_cast<std::size_t>(d.dtype)] =
+          r.maybe_quantity(d.name, Dimension::flops_per_second, compute_rate).value_or(0);
+    }
+  }
   g.reserve_bytes = o.maybe_quantity("reserve", Dimension::bytes, reserve_size).value_or(0);
   if (g.reserve_bytes >= g.memory_bytes) {
     fail(origin, "/cluster/gpu/reserve",
@@ -479,6 +523,7 @@ Gpu read_gpu(const json& v, const std::string& origin) {
 Tier read_tier(const json& v, const std::string& pointer, const std::string& origin) {
   const Object o(v, pointer, origin, {"bandwidth", "latency"});
   Tier t;
+  t.peer_memory = pointer == "/cluster/intra_node";
   t.bandwidth_bytes_per_second =
       o.quantity("bandwidth", Dimension::bytes_per_second, link_bandwidth);
   t.latency_seconds = o.quantity("latency", Dimension::seconds, link_latency);
@@ -487,9 +532,53 @@ Tier read_tier(const json& v, const std::string& pointer, const std::string& ori
 
 constexpr std::string_view tier_expect = "an object with bandwidth and latency";
 
+/// Network domains between the node and the network (docs/scenario-format.md §cluster), innermost
+/// first: each spans a multiple of the previous domain's GPUs, and the world is a multiple of
+/// the outermost, so every domain is a block of consecutive ranks (model/placement.hpp).
+void read_domains(const json& v, Cluster& c, const std::string& origin) {
+  const std::string ptr = "/cluster/domains";
+  if (!v.is_array() || v.size() > 2) {
+    fail(origin, ptr,
+         fmt::format("expected an array of at most 2 objects with name, gpus, bandwidth and "
+                     "latency, got {}",
+                     describe_value(v)));
+  }
+  std::int64_t inner = c.gpus_per_node;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string at = ptr + "/" + std::to_string(i);
+    const Object o(v[i], at, origin, {"name", "gpus", "bandwidth", "latency", "peer_memory"});
+    Tier t;
+    t.name = read_string(o.need("name", "a name such as \"rack\""), origin, o.path("name"));
+    for (const Tier& other : c.tiers) {
+      if (t.name == other.name || t.name == "inter_node") {
+        fail(origin, o.path("name"), fmt::format("the name {} is taken; choose another",
+                                                 quote(t.name)));
+      }
+    }
+    t.domain_gpus = o.integer("gpus", gpu_count);
+    if (t.domain_gpus <= inner || t.domain_gpus % inner != 0) {
+      fail(origin, o.path("gpus"),
+           fmt::format("expected a multiple of {} greater than it (the GPUs of the tier "
+                       "inside), got {}",
+                       inner, t.domain_gpus));
+    }
+    if (world_size(c) % t.domain_gpus != 0 || t.domain_gpus >= world_size(c)) {
+      fail(origin, o.path("gpus"),
+           fmt::format("expected a proper divisor of the {} GPUs, got {}", world_size(c),
+                       t.domain_gpus));
+    }
+    t.bandwidth_bytes_per_second =
+        o.quantity("bandwidth", Dimension::bytes_per_second, link_bandwidth);
+    t.latency_seconds = o.quantity("latency", Dimension::seconds, link_latency);
+    t.peer_memory = o.flag("peer_memory", false);
+    inner = t.domain_gpus;
+    c.tiers.push_back(std::move(t));
+  }
+}
+
 Cluster read_cluster(const json& v, const std::string& origin) {
   const Object o(v, "/cluster", origin,
-                 {"nodes", "gpus_per_node", "gpu", "intra_node", "inter_node"});
+                 {"nodes", "gpus_per_node", "gpu", "intra_node", "domains", "inter_node"});
   Cluster c;
   c.nodes = o.integer("nodes", gpu_count);
   c.gpus_per_node = o.integer("gpus_per_node", gpu_count);
@@ -500,8 +589,12 @@ Cluster read_cluster(const json& v, const std::string& origin) {
                      c.gpus_per_node, world_size(c), limit_text(max_world)));
   }
   c.gpu = read_gpu(o.need("gpu", "an object with memory, memory_bandwidth and flops"), origin);
-  c.intra_node = read_tier(o.need("intra_node", tier_expect), "/cluster/intra_node", origin);
-  c.inter_node = read_tier(o.need("inter_node", tier_expect), "/cluster/inter_node", origin);
+  c.tiers.clear();
+  c.tiers.push_back(read_tier(o.need("intra_node", tier_expect), "/cluster/intra_node", origin));
+  c.tiers.front().name = "intra_node";
+  if (const json* domains = o.find("domains")) read_domains(*domains, c, origin);
+  c.tiers.push_back(read_tier(o.need("inter_node", tier_expect), "/cluster/inter_node", origin));
+  c.tiers.back().name = "inter_node";
   return c;
 }
 
@@ -750,112 +843,72 @@ std::string read_all(const std::string& path) {
 
 // ---- Plan checks --------------------------------------------------------------------------
 
-void check_plan_ranges(const Plan& p, const std::string& origin, const std::string& prefix) {
-  const auto positive = [&](std::int64_t value, std::string_view field) {
-    if (value < 1) {
-      fail(origin, prefix + "/" + std::string(field),
-           fmt::format("expected a positive integer, got {}", value));
+/// The words for a broken rule of model/legality.hpp, with the fix.
+std::string violation_message(const Scenario& s, const Plan& p, const Violation& v) {
+  const Model& m = s.model;
+  switch (v.kind) {
+    case ViolationKind::not_positive:
+      return fmt::format("expected a positive integer, got {}", v.value);
+    case ViolationKind::zero_stage:
+      return fmt::format("expected an integer from 0 to 3, got {}", v.value);
+    case ViolationKind::placement:
+      return "expected a permutation of [\"tp\", \"cp\", \"dp\", \"pp\"], innermost axis first";
+    case ViolationKind::world_size: {
+      const std::int64_t world = world_size(s.cluster);
+      std::int64_t rest = 1;  // the product of the degrees other than dp
+      bool overflow = false;
+      for (const AxisInfo& row : axes) {
+        if (row.axis != Axis::dp) overflow = overflow || __builtin_mul_overflow(rest, p.*row.degree, &rest);
+      }
+      std::int64_t product = 0;
+      overflow = overflow || __builtin_mul_overflow(rest, p.dp, &product);
+      std::string fix = fmt::format("the product must equal {}", world);
+      if (!overflow && world % rest == 0) fix = fmt::format("set dp to {}", world / rest);
+      return fmt::format(
+          "world size is {} GPUs ({} nodes × {}) but dp·tp·pp·cp = {}·{}·{}·{} = {}; {}", world,
+          s.cluster.nodes, s.cluster.gpus_per_node, p.dp, p.tp, p.pp, p.cp,
+          overflow ? std::string("more than 2^63") : std::to_string(product), fix);
     }
-  };
-  positive(p.dp, "dp");
-  positive(p.tp, "tp");
-  positive(p.pp, "pp");
-  positive(p.cp, "cp");
-  positive(p.micro_batch, "micro_batch");
-  positive(p.grad_accum, "grad_accum");
-  if (p.zero < 0 || p.zero > 3) {
-    fail(origin, prefix + "/zero", fmt::format("expected an integer from 0 to 3, got {}", p.zero));
-  }
-  std::array<bool, 4> seen{};
-  for (const Axis a : p.placement) {
-    const auto i = static_cast<std::size_t>(a);
-    if (i >= seen.size() || seen[i]) {
-      fail(origin, prefix + "/placement",
-           "expected a permutation of [\"tp\", \"cp\", \"dp\", \"pp\"], innermost axis first");
+    case ViolationKind::tp_heads:
+      return fmt::format("tp ({}) must divide heads ({}); try {}", p.tp, m.heads,
+                         first_few(divisors(m.heads)));
+    case ViolationKind::tp_kv_heads: {
+      std::vector<std::int64_t> fits;
+      for (const std::int64_t t : divisors(m.heads)) {
+        if (m.kv_heads % t == 0 || t % m.kv_heads == 0) fits.push_back(t);
+      }
+      return fmt::format("tp ({}) and kv_heads ({}) must divide one another, so that KV heads "
+                         "are either split or replicated evenly across tp ranks; try {}",
+                         p.tp, m.kv_heads, first_few(fits));
     }
-    seen[i] = true;
+    case ViolationKind::sequence_parallel:
+      return "sequence_parallel needs tp > 1 (it splits activations across the tp ranks); set "
+             "it to false or raise tp";
+    case ViolationKind::pp_layers:
+      return fmt::format(
+          "pp ({}) exceeds layers ({}); each pipeline stage needs at least one layer", p.pp,
+          m.layers);
+    case ViolationKind::cp_seq_len:
+      return fmt::format("cp ({}) must divide seq_len ({}); try {}", p.cp, m.seq_len,
+                         first_few(divisors(m.seq_len)));
+    case ViolationKind::cp_flash:
+      return fmt::format("cp = {} needs flash_attention: true (ring attention computes "
+                         "attention in tiles, as flash attention does)",
+                         p.cp);
+    case ViolationKind::serving_cp:
+      return fmt::format("a serving plan needs cp = 1 (context parallelism is modelled for "
+                         "training only), got {}",
+                         p.cp);
+    case ViolationKind::serving_zero:
+      return fmt::format("a serving plan needs zero = 0 (there are no gradients or optimizer "
+                         "states to shard), got {}",
+                         p.zero);
+    case ViolationKind::serving_grad_accum:
+      return fmt::format(
+          "a serving plan needs grad_accum = 1 (there is no optimizer step), got {}",
+          p.grad_accum);
   }
-}
-
-void check_world_size(const Scenario& s, const Plan& p, const std::string& origin,
-                      const std::string& prefix) {
-  const std::int64_t world = world_size(s.cluster);
-  std::int64_t rest = 0;  // tp·pp·cp
-  std::int64_t product = 0;
-  const bool overflow = __builtin_mul_overflow(p.tp, p.pp, &rest) ||
-                        __builtin_mul_overflow(rest, p.cp, &rest) ||
-                        __builtin_mul_overflow(rest, p.dp, &product);
-  if (!overflow && product == world) return;
-  std::string fix = fmt::format("the product must equal {}", world);
-  if (!overflow && rest > 0 && world % rest == 0) fix = fmt::format("set dp to {}", world / rest);
-  fail(origin, prefix,
-       fmt::format("world size is {} GPUs ({} nodes × {}) but dp·tp·pp·cp = {}·{}·{}·{} = {}; {}",
-                   world, s.cluster.nodes, s.cluster.gpus_per_node, p.dp, p.tp, p.pp, p.cp,
-                   overflow ? std::string("more than 2^63") : std::to_string(product), fix));
-}
-
-void check_tensor_parallel(const Model& m, const Plan& p, const std::string& origin,
-                           const std::string& prefix) {
-  if (m.heads % p.tp != 0) {
-    fail(origin, prefix + "/tp",
-         fmt::format("tp ({}) must divide heads ({}); try {}", p.tp, m.heads,
-                     first_few(divisors(m.heads))));
-  }
-  if (m.kv_heads > 0 && m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0) {
-    std::vector<std::int64_t> fits;
-    for (const std::int64_t t : divisors(m.heads)) {
-      if (m.kv_heads % t == 0 || t % m.kv_heads == 0) fits.push_back(t);
-    }
-    fail(origin, prefix + "/tp",
-         fmt::format("tp ({}) and kv_heads ({}) must divide one another, so that KV heads are "
-                     "either split or replicated evenly across tp ranks; try {}",
-                     p.tp, m.kv_heads, first_few(fits)));
-  }
-  if (p.sequence_parallel && p.tp == 1) {
-    fail(origin, prefix + "/sequence_parallel",
-         "sequence_parallel needs tp > 1 (it splits activations across the tp ranks); set it to "
-         "false or raise tp");
-  }
-}
-
-void check_pipeline_and_context(const Model& m, const Plan& p, const std::string& origin,
-                                const std::string& prefix) {
-  if (p.pp > m.layers) {
-    fail(origin, prefix + "/pp",
-         fmt::format("pp ({}) exceeds layers ({}); each pipeline stage needs at least one layer",
-                     p.pp, m.layers));
-  }
-  if (m.seq_len % p.cp != 0) {
-    fail(origin, prefix + "/cp",
-         fmt::format("cp ({}) must divide seq_len ({}); try {}", p.cp, m.seq_len,
-                     first_few(divisors(m.seq_len))));
-  }
-  if (p.cp > 1 && !p.flash_attention) {
-    fail(origin, prefix + "/flash_attention",
-         fmt::format("cp = {} needs flash_attention: true (ring attention computes attention in "
-                     "tiles, as flash attention does)",
-                     p.cp));
-  }
-}
-
-void check_serving(const Plan& p, const std::string& origin, const std::string& prefix) {
-  if (p.cp != 1) {
-    fail(origin, prefix + "/cp",
-         fmt::format("a serving plan needs cp = 1 (context parallelism is modelled for training "
-                     "only), got {}",
-                     p.cp));
-  }
-  if (p.zero != 0) {
-    fail(origin, prefix + "/zero",
-         fmt::format("a serving plan needs zero = 0 (there are no gradients or optimizer states "
-                     "to shard), got {}",
-                     p.zero));
-  }
-  if (p.grad_accum != 1) {
-    fail(origin, prefix + "/grad_accum",
-         fmt::format("a serving plan needs grad_accum = 1 (there is no optimizer step), got {}",
-                     p.grad_accum));
-  }
+  return "not a legal plan";
 }
 
 // ---- Overrides ----------------------------------------------------------------------------
@@ -911,6 +964,22 @@ json& override_parent(json& doc, const std::vector<std::string>& tokens,
   return *node;
 }
 
+/// The compute dtype needs a rate, and a serving job's weight dtype sets its bytes per
+/// parameter unless the workload gives them.
+void check_precision(Scenario& s, const std::string& origin, bool given, bool bytes_given) {
+  if (!given) return;
+  if (s.workload.kind == WorkloadKind::serving && !bytes_given) {
+    s.workload.serving.bytes_per_param = bytes_of(s.model.precision.weights);
+  }
+  const Dtype compute = s.model.precision.compute;
+  if (s.workload.kind == WorkloadKind::training && !(flops_for(s.cluster.gpu, compute) > 0)) {
+    fail(origin, "/model/precision/compute",
+         fmt::format("no FLOP rate for {}: add /cluster/gpu/flops_by_dtype/{}, such as "
+                     "\"800 TFLOP/s\"",
+                     to_string(compute), to_string(compute)));
+  }
+}
+
 }  // namespace
 
 // ---- Public API ---------------------------------------------------------------------------
@@ -929,6 +998,8 @@ Scenario load_scenario(const json& doc, const std::string& origin) {
       origin);
   s.workload = read_workload(
       top.need("workload", "an object with kind \"training\" or \"serving\""), origin);
+  check_precision(s, origin, top.find("model")->contains("precision"),
+                  top.find("workload")->contains("bytes_per_param"));
   if (s.workload.kind == WorkloadKind::training) {
     const double sequences =
         s.workload.training.global_batch_tokens / static_cast<double>(s.model.seq_len);
@@ -988,11 +1059,12 @@ void apply_override(json& doc, std::string_view assignment) {
 
 void validate_plan(const Scenario& s, const Plan& p, const std::string& origin,
                    const std::string& pointer_prefix) {
-  check_plan_ranges(p, origin, pointer_prefix);
-  check_world_size(s, p, origin, pointer_prefix);
-  if (s.workload.kind == WorkloadKind::serving) check_serving(p, origin, pointer_prefix);
-  check_tensor_parallel(s.model, p, origin, pointer_prefix);
-  check_pipeline_and_context(s.model, p, origin, pointer_prefix);
+  const std::optional<Violation> v =
+      first_violation(s.model, s.cluster, s.workload.kind, p, LegalityScope::plan);
+  if (!v) return;
+  const std::string pointer =
+      v->field.empty() ? pointer_prefix : pointer_prefix + "/" + std::string(v->field);
+  fail(origin, pointer, violation_message(s, p, *v));
 }
 
 Scenario load_scenario_for_search(const nlohmann::json& doc, const std::string& origin,

@@ -16,15 +16,17 @@ namespace {
 
 const char* bool_text(bool b) { return b ? "true" : "false"; }
 
+/// The name of the tier the group of `a` pays.
+const std::string& group_tier_name(const Context& ctx, const Plan& p, Axis a) {
+  return tier_name(ctx.cluster, axis_tier(p, ctx.cluster, a));
+}
+
 json placement_json(const Context& ctx, const Plan& p) {
   json order = json::array();
   for (Axis a : p.placement) order.push_back(std::string(to_string(a)));
-  const Cluster& c = ctx.cluster;
-  return json{{"order", order},
-              {"tp", tier_name(inside_node(p, c, {Axis::tp}))},
-              {"cp", tier_name(inside_node(p, c, {Axis::cp}))},
-              {"pp", tier_name(inside_node(p, c, {Axis::pp}))},
-              {"dp", tier_name(inside_node(p, c, {Axis::dp, Axis::cp}))}};
+  json j{{"order", order}};
+  for (const AxisInfo& row : axes) j[std::string(row.name)] = group_tier_name(ctx, p, row.axis);
+  return j;
 }
 
 json memory_json(const MemoryLedger& l) {
@@ -366,13 +368,13 @@ std::string plan_csv_header(WorkloadKind kind) {
 
 std::string plan_csv_row(const Context& ctx, const Evaluation& e) {
   const Plan& p = e.plan;
-  const Cluster& c = ctx.cluster;
+  // The documented column order (docs/output.md §CSV): tiers of tp, cp, pp, dp.
   std::string row = fmt::format(
       "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.0f},{:.0f}", p.dp, p.tp, p.pp, p.cp, p.zero,
       to_string(p.recompute), bool_text(p.flash_attention), bool_text(p.sequence_parallel),
-      p.micro_batch, p.grad_accum, tier_name(inside_node(p, c, {Axis::tp})),
-      tier_name(inside_node(p, c, {Axis::cp})), tier_name(inside_node(p, c, {Axis::pp})),
-      tier_name(inside_node(p, c, {Axis::dp, Axis::cp})), e.memory.total_bytes(),
+      p.micro_batch, p.grad_accum, group_tier_name(ctx, p, Axis::tp),
+      group_tier_name(ctx, p, Axis::cp), group_tier_name(ctx, p, Axis::pp),
+      group_tier_name(ctx, p, Axis::dp), e.memory.total_bytes(),
       e.memory.capacity_bytes);
   if (ctx.workload.kind == WorkloadKind::training) {
     return row + fmt::format(",{:.6g},{:.6g},{:.6g}", e.training.step_seconds,

@@ -1,5 +1,7 @@
 #include "planner/search/search.hpp"
 
+#include "planner/model/legality.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -41,7 +43,7 @@ bool passes_config(const SearchFilter& f, const Plan& p) {
 
 /// The placement's condition (tp inside a node or not), for a plan that passes_config.
 bool passes_placement(const SearchFilter& f, const Plan& p, const Cluster& c) {
-  return !f.tp_inside_node || p.tp <= 1 || *f.tp_inside_node == inside_node(p, c, {Axis::tp});
+  return !f.tp_inside_node || p.tp <= 1 || *f.tp_inside_node == inside_node(p, c, Axis::tp);
 }
 
 /// Rejection kinds, in the alphabetical order the result lists them in.
@@ -164,8 +166,16 @@ constexpr std::array<RecomputeChoice, 5> recompute_choices{{{Recompute::none, fa
                                                             {Recompute::selective, true},
                                                             {Recompute::full, true}}};
 
-bool tp_fits_heads(const Model& m, std::int64_t tp) {
-  return m.heads % tp == 0 && (m.kv_heads % tp == 0 || tp % m.kv_heads == 0);
+/// The search's words for a factorisation that breaks a rule of model/legality.hpp.
+std::string degree_reason(const Model& m, const Plan& p, const Violation& v) {
+  switch (v.kind) {
+    case ViolationKind::pp_layers: return fmt::format("pp = {} exceeds the {} layers", p.pp, m.layers);
+    case ViolationKind::cp_seq_len:
+      return fmt::format("cp = {} does not divide seq_len {}", p.cp, m.seq_len);
+    default:
+      return fmt::format("tp = {} must divide the {} heads and fit the {} KV heads", p.tp, m.heads,
+                         m.kv_heads);
+  }
 }
 
 /// Divisors of n in increasing order, into `out` (reused, so no allocation once it is grown).
@@ -209,11 +219,14 @@ Cluster ideal_network(const Cluster& c) {
   Cluster ideal = c;
   ideal.nodes = 1;
   ideal.gpus_per_node = world_size(c);
-  const Tier best{std::max(c.intra_node.bandwidth_bytes_per_second,
-                           c.inter_node.bandwidth_bytes_per_second),
-                  std::min(c.intra_node.latency_seconds, c.inter_node.latency_seconds)};
-  ideal.intra_node = best;
-  ideal.inter_node = best;
+  Tier best = c.node_tier();
+  for (const Tier& t : c.tiers) {
+    best.bandwidth_bytes_per_second =
+        std::max(best.bandwidth_bytes_per_second, t.bandwidth_bytes_per_second);
+    best.latency_seconds = std::min(best.latency_seconds, t.latency_seconds);
+    best.peer_memory = best.peer_memory || t.peer_memory;
+  }
+  ideal.tiers.assign(2, best);
   return ideal;
 }
 
@@ -326,22 +339,10 @@ void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scratch& s
         base.pp = pp;
         base.dp = world / tp / cp / pp;
         if (!passes_axes(filter, base)) continue;
-        if (!tp_fits_heads(m, tp)) {
+        if (const std::optional<Violation> v = first_violation(
+                m, ctx.cluster, ctx.workload.kind, base, LegalityScope::degrees)) {
           if (out) {
-            out->reject(Kind::divisibility, base, 0, 1, [&] {
-              return fmt::format("tp = {} must divide the {} heads and fit the {} KV heads", tp,
-                                 m.heads, m.kv_heads);
-            });
-          }
-          continue;
-        }
-        if (m.seq_len % cp != 0 || pp > m.layers) {
-          if (out) {
-            out->reject(Kind::divisibility, base, 0, 1, [&] {
-              return pp > m.layers
-                         ? fmt::format("pp = {} exceeds the {} layers", pp, m.layers)
-                         : fmt::format("cp = {} does not divide seq_len {}", cp, m.seq_len);
-            });
+            out->reject(Kind::divisibility, base, 0, 1, [&] { return degree_reason(m, base, *v); });
           }
           continue;
         }
@@ -556,12 +557,9 @@ void search_serving(const Context& ctx, const SearchOptions& options, Collector&
       p.dp = world / tp / pp;
       p.micro_batch = ctx.workload.serving.batch;
       if (!passes_axes(options.filter, p)) continue;
-      if (!tp_fits_heads(m, tp) || pp > m.layers) {
-        out.reject(Kind::divisibility, p, 0, 1, [&] {
-          return pp > m.layers ? fmt::format("pp = {} exceeds the {} layers", pp, m.layers)
-                               : fmt::format("tp = {} must divide the {} heads and fit the {} KV "
-                                             "heads", tp, m.heads, m.kv_heads);
-        });
+      if (const std::optional<Violation> v = first_violation(m, c, ctx.workload.kind, p,
+                                                             LegalityScope::degrees)) {
+        out.reject(Kind::divisibility, p, 0, 1, [&] { return degree_reason(m, p, *v); });
         continue;
       }
       const MemoryLedger ledger = memory_ledger(ctx, p);

@@ -15,7 +15,5 @@ inline constexpr double mb = 1e6;
 inline constexpr double gb = 1e9;
 inline constexpr double tb = 1e12;
 
-/// bf16 / fp16: two bytes per element (activations, weights, gradients, messages).
-inline constexpr double bf16_bytes = 2.0;
 
 }  // namespace planner

@@ -1,6 +1,8 @@
 #pragma once
 #include <cstdint>
 
+#include "planner/base/dtype.hpp"
+
 /// The transformer being trained or served, as shape numbers plus an optional parameter
 /// count. Derivations are in docs/model.md §1.
 
@@ -17,6 +19,7 @@ struct Model {
   bool tied_embeddings = false;
   std::int64_t seq_len = 0;
   double params = 0;  ///< total parameters; 0 = derive from the shape
+  Precision precision;  ///< the formats the job stores and computes the model in
 };
 
 /// Width of one attention head (h / a).

@@ -4,6 +4,7 @@
 
 #include "planner/inputs/model.hpp"
 #include "planner/inputs/plan.hpp"
+#include "planner/model/schedule.hpp"
 
 /// Activation memory of one transformer layer, per GPU, in bytes (docs/model.md §2).
 ///
@@ -18,6 +19,8 @@
 ///   - the attention scores: softmax output 2as²b, its dropout mask as²b, dropout output 2as²b
 ///                                                                         → 5·a·s²·b
 /// With h_kv = h, f = 4h, ungated: 10 + 4 + 4 + 16 = 34 and 5as/h — Korthikanti's Eq. (1).
+/// Other activation dtypes scale every term by their size over 2 bytes (the 1-byte dropout
+/// masks included, an approximation worth at most 3 of the 34 + 5as/h).
 /// Sequence parallelism (§4.2.2) splits the first group by tp too. Context parallelism splits
 /// the sequence: each rank keeps s/cp of every tensor. Selective recompute (§5) and tiled
 /// (FlashAttention, Dao et al. 2022, arXiv 2205.14135) attention drop the score term; full
@@ -43,12 +46,13 @@ struct LayerActivationTerms {
   const double s = static_cast<double>(m.seq_len);
   const double sb = local_tokens * micro_batch;
   const double mlp_factor = m.gated_mlp ? 6.0 : 4.0;
+  const double scale = bytes_of(m.precision.activations) / 2.0;
   LayerActivationTerms t;
-  t.replicated_bytes = 10.0 * sb * h;
-  t.tp_split_bytes = sb * (4.0 * h + 4.0 * kv_hidden(m) + mlp_factor * f);
+  t.replicated_bytes = scale * 10.0 * sb * h;
+  t.tp_split_bytes = scale * sb * (4.0 * h + 4.0 * kv_hidden(m) + mlp_factor * f);
   // local queries against all keys: (s/cp)·s per head; with cp > 1 the planner requires tiled
   // attention, so this term is only ever stored with cp = 1, where it is 5·a·s²·b.
-  t.scores_bytes = 5.0 * a * local_tokens * s * micro_batch;
+  t.scores_bytes = scale * 5.0 * a * local_tokens * s * micro_batch;
   return t;
 }
 
@@ -60,7 +64,8 @@ struct LayerActivationTerms {
   const double tp = static_cast<double>(p.tp);
   const double sp_split = p.sequence_parallel ? tp : 1.0;
   if (recompute == Recompute::full) {
-    return 2.0 * local_tokens * b * static_cast<double>(m.hidden) / sp_split;
+    return bytes_of(m.precision.activations) * local_tokens * b *
+           static_cast<double>(m.hidden) / sp_split;
   }
   const LayerActivationTerms t = layer_activation_terms(m, b, local_tokens);
   double bytes = t.replicated_bytes / sp_split + t.tp_split_bytes / tp;
@@ -73,12 +78,6 @@ struct LayerActivationTerms {
 /// memory and time).
 [[nodiscard]] inline std::int64_t stage_layers(const Model& m, const Plan& p) noexcept {
   return (m.layers + p.pp - 1) / p.pp;
-}
-
-/// Micro-batches whose activations the first stage holds at once under 1F1B: min(pp, m)
-/// (Narayanan et al. 2021, arXiv 2104.04473, §2.2.1; Korthikanti et al. 2022 §4.2.3).
-[[nodiscard]] inline std::int64_t in_flight_micro_batches(const Plan& p) noexcept {
-  return std::min(p.pp, p.grad_accum);
 }
 
 /// Bytes the first stage keeps for its layers: ⌈L/pp⌉ layers × micro-batches in flight.

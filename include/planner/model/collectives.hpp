@@ -55,12 +55,12 @@ struct CollectiveCost {
 
 /// Whether `algorithm` implements `op` in the libraries we model. NCCL/RCCL provide ring and
 /// (for all-reduce) double-binary-tree algorithms; one-shot all-reduce is the custom kernel of
-/// vLLM / TensorRT-LLM, which needs peer memory access and so exists only inside a node.
-[[nodiscard]] inline bool available(Collective op, Algorithm algorithm, bool inside_node) noexcept {
+/// vLLM / TensorRT-LLM, which needs peer memory access (a node's NVLink/NVSwitch domain).
+[[nodiscard]] inline bool available(Collective op, Algorithm algorithm, bool peer_memory) noexcept {
   switch (op) {
     case Collective::all_reduce:
       return algorithm == Algorithm::ring || algorithm == Algorithm::tree ||
-             (algorithm == Algorithm::one_shot && inside_node);
+             (algorithm == Algorithm::one_shot && peer_memory);
     case Collective::all_gather:
     case Collective::reduce_scatter: return algorithm == Algorithm::ring;
     case Collective::all_to_all: return algorithm == Algorithm::pairwise;
@@ -127,11 +127,11 @@ inline constexpr std::array<Algorithm, 5> all_algorithms{
 /// to the earlier algorithm in `all_algorithms`, so the choice is deterministic.
 [[nodiscard]] inline CollectiveCost cheapest_collective(Collective op, std::int64_t ranks,
                                                         double bytes, const Tier& tier,
-                                                        bool inside_node) noexcept {
+                                                        bool peer_memory) noexcept {
   CollectiveCost best;
   bool found = false;
   for (Algorithm a : all_algorithms) {
-    if (!available(op, a, inside_node)) continue;
+    if (!available(op, a, peer_memory)) continue;
     const CollectiveCost c = collective_cost(op, a, ranks, bytes, tier);
     if (!found || c.seconds() < best.seconds()) {
       best = c;
@@ -139,6 +139,12 @@ inline constexpr std::array<Algorithm, 5> all_algorithms{
     }
   }
   return best;
+}
+
+/// The same on `tier`, whose own `peer_memory` says whether one-shot kernels can run.
+[[nodiscard]] inline CollectiveCost cheapest_collective(Collective op, std::int64_t ranks,
+                                                        double bytes, const Tier& tier) noexcept {
+  return cheapest_collective(op, ranks, bytes, tier, tier.peer_memory);
 }
 
 }  // namespace planner

@@ -73,8 +73,8 @@ inline constexpr std::array<LedgerLine, 9> ledger_lines{{
   return p.dp * p.cp;
 }
 
-/// Mixed-precision Adam state per parameter: 2 bytes of bf16 weights, 2 of bf16 gradients and
-/// the rest (12 by default: fp32 master, m, v) optimizer state (Rajbhandari et al. 2020 §3.1,
+/// Mixed-precision Adam state per parameter: the weights' and gradients' dtypes (2 bytes each
+/// in bf16) and the rest of `bytes_per_param` (12 of the default 16: fp32 master, m, v) optimizer state (Rajbhandari et al. 2020 §3.1,
 /// "16Ψ"). ZeRO stage k shards optimizer (k ≥ 1), gradients (k ≥ 2) and weights (k = 3) over
 /// the dp·cp ranks (§5.1–5.3; Table 1).
 [[nodiscard]] inline MemoryLedger training_ledger(const Model& m, const Cluster& c,
@@ -82,8 +82,8 @@ inline constexpr std::array<LedgerLine, 9> ledger_lines{{
   MemoryLedger l;
   const double psi = stage_params(m, p) / static_cast<double>(p.tp);
   const double shards = static_cast<double>(state_shard_ranks(p));
-  const double weight_b = bf16_bytes;
-  const double grad_b = bf16_bytes;
+  const double weight_b = bytes_of(m.precision.weights);
+  const double grad_b = bytes_of(m.precision.gradients);
   const double optimizer_b = std::max(0.0, w.bytes_per_param - weight_b - grad_b);
   l.weights_bytes = psi * weight_b / (p.zero >= 3 ? shards : 1.0);
   l.gradients_bytes = psi * grad_b / (p.zero >= 2 ? shards : 1.0);
@@ -102,13 +102,13 @@ inline constexpr std::array<LedgerLine, 9> ledger_lines{{
 }
 
 /// KV cache per GPU: 2 (K and V) · layers of the stage · KV heads on this rank · head_dim ·
-/// 2 bytes per cached token (Pope et al. 2022, arXiv 2211.05102, §3.1). Tensor parallelism
+/// the cache dtype's bytes (2 for bf16) per cached token (Pope et al. 2022, arXiv 2211.05102, §3.1). Tensor parallelism
 /// splits the KV heads; past kv_heads each rank still keeps one head's cache (replication).
 [[nodiscard]] inline double kv_cache_bytes_per_token(const Model& m, const Plan& p) noexcept {
   const double kv_heads_per_rank =
       std::max(1.0, static_cast<double>(m.kv_heads) / static_cast<double>(p.tp));
   return 2.0 * static_cast<double>(stage_layers(m, p)) * kv_heads_per_rank * head_dim(m) *
-         bf16_bytes;
+         bytes_of(m.precision.kv_cache);
 }
 
 /// Serving ledger: the stage's weights split by tp, the KV cache of batch × context tokens,

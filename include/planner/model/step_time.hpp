@@ -9,6 +9,7 @@
 #include "planner/model/memory.hpp"
 #include "planner/inputs/model.hpp"
 #include "planner/model/placement.hpp"
+#include "planner/model/schedule.hpp"
 #include "planner/inputs/plan.hpp"
 #include "planner/base/units.hpp"
 #include "planner/inputs/workload.hpp"
@@ -21,7 +22,8 @@ namespace planner {
 /// The data-parallel (gradient and ZeRO) traffic of one optimizer step.
 struct DataParallelTraffic {
   std::int64_t ranks = 1;       ///< dp · cp ranks holding the same weights
-  bool inside_node = true;      ///< which tier the group pays
+  std::size_t tier = 0;         ///< which tier the group pays (cluster.hpp)
+  bool inside_node = true;      ///< tier 0
   double gradient_bytes = 0;    ///< the bf16 gradient (= gathered parameter) buffer per rank
   CollectiveCost all_reduce;    ///< ZeRO-0: once per step
   CollectiveCost reduce_scatter;
@@ -88,16 +90,17 @@ struct TrainingTime {
                                                                double backward_seconds) noexcept {
   DataParallelTraffic t;
   t.ranks = state_shard_ranks(p);
-  t.inside_node = inside_node(p, c, {Axis::dp, Axis::cp});
-  const Tier& tier = tier_of(c, t.inside_node);
-  t.gradient_bytes = bf16_bytes * stage_params(m, p) / static_cast<double>(p.tp);
+  t.tier = axis_tier(p, c, Axis::dp);
+  t.inside_node = t.tier == 0;
+  const Tier& tier = c.tiers[t.tier];
+  t.gradient_bytes = bytes_of(m.precision.gradients) * stage_params(m, p) / static_cast<double>(p.tp);
   if (t.ranks <= 1) return t;
   const double buckets = static_cast<double>(stage_layers(m, p));
   const double bucket_bytes = t.gradient_bytes / buckets;
   const double n = static_cast<double>(p.grad_accum);
   const double share = static_cast<double>(t.ranks - 1) / static_cast<double>(t.ranks);
   auto cost = [&](Collective op, double bytes) {
-    return cheapest_collective(op, t.ranks, bytes, tier, t.inside_node);
+    return cheapest_collective(op, t.ranks, bytes, tier);
   };
   t.all_reduce = cost(Collective::all_reduce, t.gradient_bytes);
   t.reduce_scatter = cost(Collective::reduce_scatter, t.gradient_bytes);
@@ -169,16 +172,17 @@ struct TrainingTime {
   // Tensor parallel: 2 all-reduces of s·b·h in the forward and 2 in the backward of every
   // layer (Narayanan et al. 2021 §3.2; with SP an equal-volume reduce-scatter + all-gather,
   // Korthikanti §4.2.2); full recompute repeats the forward pair.
+  const std::size_t network = c.network_index();
+  const double element_bytes = bytes_of(m.precision.activations);
   if (p.tp > 1) {
-    const bool inside = inside_node(p, c, {Axis::tp});
-    const Tier& tier = tier_of(c, inside);
-    t.tp_message_bytes = local_tokens * b * h * bf16_bytes;
-    t.tp_collective =
-        cheapest_collective(Collective::all_reduce, p.tp, t.tp_message_bytes, tier, inside);
+    const std::size_t k = axis_tier(p, c, Axis::tp);
+    t.tp_message_bytes = local_tokens * b * h * element_bytes;
+    t.tp_collective = cheapest_collective(Collective::all_reduce, p.tp, t.tp_message_bytes,
+                                          c.tiers[k]);
     const double per_layer = p.recompute == Recompute::full ? 6.0 : 4.0;
     t.tp_messages = static_cast<std::int64_t>(per_layer * layers);
     t.tp_seconds = static_cast<double>(t.tp_messages) * t.tp_collective.seconds();
-    if (!inside) {
+    if (k == network) {
       const double n = static_cast<double>(p.tp);
       t.inter_node_bytes += accum * static_cast<double>(t.tp_messages) * 2.0 * (n - 1.0) / n *
                             t.tp_message_bytes;
@@ -189,16 +193,15 @@ struct TrainingTime {
   // 2·(s/cp)·b·h_kv·2 bytes per layer forward; the backward passes K/V and their gradients
   // again (2×); each layer's ring overlaps that layer's attention compute.
   if (p.cp > 1) {
-    const bool inside = inside_node(p, c, {Axis::cp});
-    const Tier& tier = tier_of(c, inside);
-    t.cp_block_bytes = 2.0 * local_tokens * b * kv_hidden(m) * bf16_bytes;
-    t.cp_step = cheapest_collective(Collective::point_to_point, 2, t.cp_block_bytes, tier, inside);
+    const std::size_t k = axis_tier(p, c, Axis::cp);
+    t.cp_block_bytes = 2.0 * local_tokens * b * kv_hidden(m) * element_bytes;
+    t.cp_step = cheapest_collective(Collective::point_to_point, 2, t.cp_block_bytes, c.tiers[k]);
     const double passes = p.recompute == Recompute::full ? 4.0 : 3.0;
     const double per_layer = passes * static_cast<double>(p.cp - 1) * t.cp_step.seconds();
     const double attention_per_layer = t.attention_seconds / layers;
     t.cp_seconds = per_layer * layers;
     t.cp_exposed_seconds = std::max(0.0, per_layer - attention_per_layer) * layers;
-    if (!inside) {
+    if (k == network) {
       t.inter_node_bytes +=
           accum * passes * static_cast<double>(p.cp - 1) * t.cp_block_bytes * layers;
     }
@@ -207,20 +210,22 @@ struct TrainingTime {
   // Pipeline: one activation send forward and one gradient send backward per micro-batch per
   // boundary, s·b·h·2 bytes, split by tp with scatter/gather (Narayanan et al. 2021 §4.1).
   if (p.pp > 1) {
-    const bool inside = inside_node(p, c, {Axis::pp});
-    const Tier& tier = tier_of(c, inside);
-    t.pp_message_bytes = local_tokens * b * h * bf16_bytes / static_cast<double>(p.tp);
-    t.pp_seconds = 2.0 * cheapest_collective(Collective::point_to_point, 2, t.pp_message_bytes,
-                                             tier, inside).seconds();
-    if (!inside) t.inter_node_bytes += accum * 2.0 * t.pp_message_bytes;
+    const std::size_t k = axis_tier(p, c, Axis::pp);
+    t.pp_message_bytes = local_tokens * b * h * element_bytes / static_cast<double>(p.tp);
+    t.pp_seconds = p2p_messages_per_micro_batch(p) *
+                   cheapest_collective(Collective::point_to_point, 2, t.pp_message_bytes,
+                                       c.tiers[k]).seconds();
+    if (k == network) {
+      t.inter_node_bytes += accum * p2p_messages_per_micro_batch(p) * t.pp_message_bytes;
+    }
   }
 
   t.micro_batches = p.grad_accum;
   const double slot = t.micro_batch_seconds();
-  t.bubble_seconds = static_cast<double>(p.pp - 1) * slot;
+  t.bubble_seconds = bubble_slots(p) * slot;
   t.dp = data_parallel_traffic(m, c, p, f.forward() / flops_per_second,
                                f.backward() / flops_per_second);
-  if (!t.dp.inside_node) t.inter_node_bytes += t.dp.bytes_per_step;
+  if (t.dp.tier == network) t.inter_node_bytes += t.dp.bytes_per_step;
   t.step_seconds = static_cast<double>(p.grad_accum) * slot + t.bubble_seconds +
                    t.dp.exposed_seconds;
   t.global_sequences = static_cast<double>(p.dp * p.micro_batch * p.grad_accum);
@@ -262,28 +267,27 @@ struct ServingTime {
   t.kv_read_seconds = stages * ledger.kv_cache_bytes / bandwidth;
   const double h = static_cast<double>(m.hidden);
   const double b = static_cast<double>(w.batch);
-  t.tp_message_bytes = b * h * bf16_bytes;
+  t.tp_message_bytes = b * h * bytes_of(m.precision.activations);
+  const std::size_t network = c.network_index();
   if (p.tp > 1) {
-    const bool inside = inside_node(p, c, {Axis::tp});
-    const Tier& tier = tier_of(c, inside);
-    t.tp_collective =
-        cheapest_collective(Collective::all_reduce, p.tp, t.tp_message_bytes, tier, inside);
+    const std::size_t k = axis_tier(p, c, Axis::tp);
+    const Tier& tier = c.tiers[k];
+    t.tp_collective = cheapest_collective(Collective::all_reduce, p.tp, t.tp_message_bytes, tier);
     t.tp_ring = collective_cost(Collective::all_reduce, Algorithm::ring, p.tp, t.tp_message_bytes,
                                 tier);
     t.tp_messages = 2 * m.layers;
     t.tp_seconds = static_cast<double>(t.tp_messages) * t.tp_collective.seconds();
-    if (!inside) {
+    if (k == network) {
       const double n = static_cast<double>(p.tp);
       t.inter_node_bytes +=
           static_cast<double>(t.tp_messages) * 2.0 * (n - 1.0) / n * t.tp_message_bytes;
     }
   }
   if (p.pp > 1) {
-    const bool inside = inside_node(p, c, {Axis::pp});
-    if (!inside) t.inter_node_bytes += (stages - 1.0) * t.tp_message_bytes;
-    const Tier& tier = tier_of(c, inside);
+    const std::size_t k = axis_tier(p, c, Axis::pp);
+    if (k == network) t.inter_node_bytes += (stages - 1.0) * t.tp_message_bytes;
     t.pp_seconds = (stages - 1.0) * cheapest_collective(Collective::point_to_point, 2,
-                                                         t.tp_message_bytes, tier, inside)
+                                                         t.tp_message_bytes, c.tiers[k])
                                         .seconds();
   }
   t.per_token_seconds = t.weight_read_seconds + t.kv_read_seconds + t.tp_seconds + t.pp_seconds;

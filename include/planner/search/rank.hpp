@@ -31,7 +31,7 @@ struct RankKey {
   std::int64_t misses_slo = 0;  ///< serving: 1 when the per-token time exceeds the SLO
   std::int64_t time = 0;        ///< step of seconds per token (training) or per decode step
   std::int64_t throughput = 0;  ///< serving: step of seconds per generated token, all replicas
-  int model_axes = 0;           ///< how many of tp, pp, cp are used
+  int model_axes = 0;           ///< how many model-splitting axes are used (tp, cp, pp)
   int pipeline = 0;             ///< 1 with pipeline stages
   int crossing_axes = 0;        ///< tp, cp or pp groups that leave the node
   double inter_node_bytes = 0;  ///< per token: the scarce tier's traffic
@@ -54,7 +54,7 @@ struct RankKey {
 
 [[nodiscard]] inline int placement_code(const Placement& p) noexcept {
   int code = 0;
-  for (Axis a : p) code = code * 4 + static_cast<int>(a);
+  for (Axis a : p) code = code * static_cast<int>(axis_count) + static_cast<int>(a);
   return code;
 }
 
@@ -79,11 +79,12 @@ struct RankKey {
     k.throughput = time_step(1.0 / e.serving.tokens_per_second);
   }
   k.time = time_step(k.exact_time);
-  k.model_axes = (p.tp > 1) + (p.pp > 1) + (p.cp > 1);
+  for (const AxisInfo& row : axes) {
+    if (!row.splits_model || degree(p, row.axis) <= 1) continue;
+    ++k.model_axes;
+    k.crossing_axes += inside_node(p, ctx.cluster, row.axis) ? 0 : 1;
+  }
   k.pipeline = p.pp > 1;
-  k.crossing_axes = (p.tp > 1 && !inside_node(p, ctx.cluster, {Axis::tp})) +
-                    (p.cp > 1 && !inside_node(p, ctx.cluster, {Axis::cp})) +
-                    (p.pp > 1 && !inside_node(p, ctx.cluster, {Axis::pp}));
   k.memory_bytes = e.memory.total_bytes();
   k.zero = p.zero;
   k.recompute = static_cast<int>(p.recompute);

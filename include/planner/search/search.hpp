@@ -71,9 +71,16 @@ struct SearchResult {
   return small;
 }
 
-/// At most 4! placements: a fixed-capacity list, so the search's loops allocate nothing.
+/// Every order of the axes: axis_count! placements, a fixed-capacity list, so the search's
+/// loops allocate nothing.
+inline constexpr std::size_t placement_capacity = [] {
+  std::size_t n = 1;
+  for (std::size_t i = 2; i <= axis_count; ++i) n *= i;
+  return n;
+}();
+
 struct PlacementList {
-  std::array<Placement, 24> items{};
+  std::array<Placement, placement_capacity> items{};
   std::size_t size = 0;
   [[nodiscard]] const Placement* begin() const noexcept { return items.data(); }
   [[nodiscard]] const Placement* end() const noexcept { return items.data() + size; }
@@ -81,20 +88,23 @@ struct PlacementList {
 
 /// Placements that differ in which tier some group pays: one representative (the first in
 /// lexicographic order of the axes, starting from Megatron's tp, cp, dp, pp) per distinct
-/// assignment of tiers to the tp, cp, pp and dp×cp groups.
+/// assignment of tiers to the axes' groups (the axis table's `group`).
 [[nodiscard]] inline PlacementList distinct_placements(const Plan& base, const Cluster& c) {
   PlacementList out;
-  std::array<bool, 16> seen{};
+  std::array<std::uint32_t, placement_capacity> seen{};
   Placement order = default_placement;
   std::sort(order.begin(), order.end());
   do {
     Plan p = base;
     p.placement = order;
-    const int signature = inside_node(p, c, {Axis::tp}) * 1 + inside_node(p, c, {Axis::cp}) * 2 +
-                          inside_node(p, c, {Axis::pp}) * 4 +
-                          inside_node(p, c, {Axis::dp, Axis::cp}) * 8;
-    if (!seen[static_cast<std::size_t>(signature)]) {
-      seen[static_cast<std::size_t>(signature)] = true;
+    std::uint32_t signature = 0;
+    for (const AxisInfo& row : axes) {
+      signature = signature * static_cast<std::uint32_t>(c.tiers.size()) +
+                  static_cast<std::uint32_t>(axis_tier(p, c, row.axis));
+    }
+    if (std::find(seen.begin(), seen.begin() + static_cast<std::ptrdiff_t>(out.size),
+                  signature) == seen.begin() + static_cast<std::ptrdiff_t>(out.size)) {
+      seen[out.size] = signature;
       out.items[out.size++] = order;
     }
   } while (std::next_permutation(order.begin(), order.end()));
