@@ -92,4 +92,22 @@ TEST_CASE("calibrate usage and input errors exit 2 with one located line") {
                         "scenarios/d.json"});
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Contains("scenarios/d.json: /workload/kind: calibrate predicts training"));
+  // An unknown option is a usage error.
+  r = cli_harness::run({"calibrate", "--gemm", d + "gemm-illustrative.csv", "--no-such-flag"});
+  CHECK(r.code == 2);
+}
+
+// A target computing in fp8 takes its rate from flops_by_dtype, which the fit does not set.
+TEST_CASE("calibrate refuses a target whose GEMMs run in fp8") {
+  const std::filesystem::path f = std::filesystem::temp_directory_path() /
+      ("planner_test_calibrate_fp8_" + std::to_string(getpid()) + ".json");
+  json doc = json::parse(cli_harness::read(d + "small-1node.json"));
+  doc["model"]["precision"] = {{"compute", "fp8"}};
+  doc["cluster"]["gpu"]["flops_by_dtype"] = {{"fp8", "2000 TFLOP/s"}};
+  std::ofstream(f) << doc.dump();
+  const cli_harness::Run r =
+      cli_harness::run({"calibrate", "--gemm", d + "gemm-illustrative.csv", "--target", f.string()});
+  std::filesystem::remove(f);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("/model/precision/compute: calibrate fits the 16-bit GEMM rate"));
 }
