@@ -183,17 +183,18 @@ PointResult run_point(const json& base, const std::vector<SweepAxis>& axes,
   const SearchResult r = search(ctx, options);
   const BindingConstraint binding = binding_constraint(ctx);
   PointResult out;
-  json line = {{"point", point}, {"binding_constraint", binding.kind}};
+  const std::string binding_kind(to_string(binding.kind));
+  json line = {{"point", point}, {"binding_constraint", binding_kind}};
   if (r.found()) {
     const Evaluation& e = r.ranked.front();
-    out.csv = cells + "ok," + plan_csv_row(ctx, e) + "," + binding.kind + "\n";
+    out.csv = cells + "ok," + plan_csv_row(ctx, e) + "," + binding_kind + "\n";
     line["status"] = "ok";
     line["best"] = plan_json(ctx, e);
   } else {
     const std::string header = plan_csv_header(ctx.workload.kind);
     const auto columns =
         static_cast<std::size_t>(std::count(header.begin(), header.end(), ',') + 1);
-    out.csv = cells + "no_fit," + std::string(columns - 1, ',') + "," + binding.kind + "\n";
+    out.csv = cells + "no_fit," + std::string(columns - 1, ',') + "," + binding_kind + "\n";
     line["status"] = "no_fit";
     line["best"] = nullptr;
   }

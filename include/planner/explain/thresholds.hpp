@@ -1,14 +1,39 @@
 #pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "planner/model/evaluate.hpp"
-#include "planner/explain/explain.hpp"
 
 /// "What would change the answer": for each key input, the nearest value below and above the
 /// scenario's at which the recommended plan changes, found by running the whole planner at
-/// geometrically spaced values and bisecting the first bracket (docs/ranking.md §4).
+/// geometrically spaced values and bisecting the first bracket (docs/ranking.md §4). Depends
+/// on the search and the model only; the report renders the records.
 
 namespace planner {
+
+enum class ThresholdSide { below, above };
+
+[[nodiscard]] constexpr std::string_view to_string(ThresholdSide s) noexcept {
+  return s == ThresholdSide::below ? "below" : "above";
+}
+
+/// Where the recommendation flips as one input moves.
+struct Threshold {
+  std::string parameter;  ///< JSON pointer into the scenario
+  double base_value = 0;  ///< the scenario's value, base units
+  double value = 0;       ///< the flip point, base units
+  ThresholdSide side = ThresholdSide::below;
+  std::optional<Plan> plan;  ///< the recommendation on the other side; none when none fits
+  /// GPUs per node of the cluster `plan` was found on (the scenario's, except when that is
+  /// the input moved, the world size kept), so its tiers can be named.
+  std::int64_t gpus_per_node = 1;
+  bool world_kept = false;   ///< GPUs per node moved with the world size kept
+  std::string unit;          ///< the unit the input is quoted in: "GB/s", "tokens", "GiB", …
+  double unit_scale = 1;     ///< base units per quoted unit
+};
 
 /// The plan the full search recommends for `ctx`, if any fits.
 [[nodiscard]] std::optional<Plan> recommend(const Context& ctx);
