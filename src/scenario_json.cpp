@@ -2,22 +2,18 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <initializer_list>
-#include <iostream>
-#include <iterator>
-#include <memory>
 #include <optional>
 #include <set>
-#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "planner/plausibility.hpp"
 #include "planner/quantity.hpp"
+#include "planner/read_input.hpp"
 #include "planner/spelling.hpp"
 
 namespace planner {
@@ -725,29 +721,6 @@ std::optional<json> try_parse(std::string_view text, const std::string& origin,
   }
 }
 
-std::string read_all(const std::string& path) {
-  if (path == "-") {
-    std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
-    if (std::cin.bad()) fail("<stdin>", "", "cannot read standard input");
-    return text;
-  }
-  const auto error_text = [] { return std::generic_category().message(errno); };
-  struct Close {
-    void operator()(std::FILE* f) const { std::fclose(f); }
-  };
-  errno = 0;
-  const std::unique_ptr<std::FILE, Close> file(std::fopen(path.c_str(), "rb"));
-  if (!file) fail(file_origin(path), "", fmt::format("cannot open file: {}", error_text()));
-  std::string text;
-  std::array<char, 1 << 16> buffer;
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0)
-    text.append(buffer.data(), n);
-  if (std::ferror(file.get()))
-    fail(file_origin(path), "", fmt::format("cannot read file: {}", error_text()));
-  return text;
-}
-
 // ---- Plan checks --------------------------------------------------------------------------
 
 void check_plan_ranges(const Plan& p, const std::string& origin, const std::string& prefix) {
@@ -945,6 +918,7 @@ Scenario load_scenario(const json& doc, const std::string& origin) {
     validate_plan(s, *s.plan, origin, "/plan");
   }
   if (const json* expect = top.find("expect")) s.expect = read_expect(*expect, origin);
+  check_plausible(s);
   return s;
 }
 
@@ -962,7 +936,7 @@ Scenario load_scenario_text(std::string_view text, const std::string& origin) {
 std::string file_origin(const std::string& path) { return path == "-" ? "<stdin>" : path; }
 
 json read_json_file(const std::string& path) {
-  return parse_json_text(read_all(path), file_origin(path));
+  return parse_json_text(read_input(path), file_origin(path));
 }
 
 Scenario load_scenario_file(const std::string& path) {
