@@ -8,6 +8,9 @@
 #include <ostream>
 
 #include "planner/error.hpp"
+#include "planner/fd_output.hpp"
+#include "planner/one_line.hpp"
+#include "planner/plausibility.hpp"
 #include "planner/quantity.hpp"
 #include "planner/report.hpp"
 #include "planner/scenario_json.hpp"
@@ -19,11 +22,22 @@ namespace {
 
 using nlohmann::json;
 
+/// Longest argument-parser message printed: CLI11's messages quote the offending argument
+/// whole; its own text is under 100 characters.
+constexpr std::size_t parse_error_limit = 200;
+
+void warn_implausible(const Scenario& s, std::ostream& err) {
+  for (const std::string& w : plausibility_warnings(s)) err << "planner: warning: " << w << "\n";
+}
+
 /// Loads a scenario file ("-" = standard input) with the --set overrides applied first.
-Scenario load_with_overrides(const std::string& path, const std::vector<std::string>& sets) {
+Scenario load_with_overrides(const std::string& path, const std::vector<std::string>& sets,
+                             std::ostream& err) {
   json doc = read_json_file(path);
   for (const std::string& s : sets) apply_override(doc, s);
-  return load_scenario(doc, file_origin(path));
+  Scenario s = load_scenario(doc, file_origin(path));
+  warn_implausible(s, err);
+  return s;
 }
 
 /// The same for the commands that search: a pinned plan that no longer fits is dropped with a
@@ -35,6 +49,7 @@ Scenario load_for_search(const std::string& path, const std::vector<std::string>
   std::string warning;
   Scenario s = load_scenario_for_search(doc, file_origin(path), warning);
   if (!warning.empty()) err << "planner: warning: " << warning << "\n";
+  warn_implausible(s, err);
   return s;
 }
 
@@ -188,8 +203,8 @@ Plan memory_plan(const Scenario& s, const MemoryArgs& a) {
   return p;
 }
 
-int run_memory(const MemoryArgs& a, std::ostream& out) {
-  const Scenario s = load_with_overrides(a.file, a.sets);
+int run_memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
+  const Scenario s = load_with_overrides(a.file, a.sets, err);
   const Plan p = memory_plan(s, a);
   const Context ctx = make_context(s);
   const Evaluation e = evaluate(ctx, p);
@@ -371,10 +386,13 @@ int run_check(const std::vector<std::string>& files, const std::vector<std::stri
 
 }  // namespace
 
-int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+namespace {
+
+/// The command itself; run_cli adds the check of the output.
+int dispatch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   CLI::App app{"planner: parallelism planner for large-model training and serving.\n"
                "Exit codes: 0 ok, 1 the answer is no (nothing fits, SLO missed, check drift), "
-               "2 bad input or usage."};
+               "2 bad input or usage, 3 internal error, 4 cannot write output."};
   app.name("planner");
   app.require_subcommand(0, 1);
   bool version = false;
@@ -443,7 +461,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     out << app.help();
     return exit_ok;
   } catch (const CLI::ParseError& e) {
-    err << "planner: error: " << e.what() << "\n";
+    // The parser echoes arguments as given: escaped and cut like any echoed value.
+    err << "planner: error: " << one_line(e.what(), parse_error_limit) << "\n";
     err << "Run 'planner --help' for usage.\n";
     return exit_bad_input;
   }
@@ -453,7 +472,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       return exit_ok;
     }
     if (plan->parsed()) return run_plan(plan_args, out, err);
-    if (memory->parsed()) return run_memory(mem, out);
+    if (memory->parsed()) return run_memory(mem, out, err);
     if (collective->parsed()) return run_collective(coll, out);
     if (check->parsed()) return run_check(check_files, check_sets, out, err);
     if (sweep->parsed()) return run_sweep(sweep_args, out, err);
@@ -463,6 +482,17 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     err << "planner: error: " << e.what() << "\n";
     return exit_bad_input;
   }
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const int code = dispatch(args, out, err);
+  // Every command's output is checked once it is complete (sweep also checks as it streams):
+  // a failed write or flush is exit 4, never success (docs/output.md §Exit codes).
+  if (out.flush()) return code;
+  err << "planner: error: cannot write output: " << write_failure(out) << "\n";
+  return exit_write_failed;
 }
 
 }  // namespace planner
