@@ -671,7 +671,10 @@ Explanation explain(const Context& ctx, const SearchResult& result, bool with_th
                                 verdict_of(p.tp > 1 || p.pp > 1 ? "without cp" : "pure data"))
                   : verdict_of("with context"));
   }
-  if (with_thresholds) x.thresholds = find_thresholds(ctx, best.plan);
+  if (with_thresholds) {
+    x.thresholds =
+        find_thresholds(ctx, best.plan, 0, &x.thresholds_not_searched, result.work);
+  }
   return x;
 }
 

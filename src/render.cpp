@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <stdexcept>
@@ -262,6 +263,8 @@ json report_json(const PlanReport& r) {
                               {"summary", t.summary}});
   }
   j["thresholds"] = thresholds;
+  // Only present when some scan gave up, so that ordinary output is unchanged.
+  if (!x.thresholds_not_searched.empty()) j["thresholds_not_searched"] = x.thresholds_not_searched;
   json rejected = json::array();
   for (const Rejection& rej : r.result.rejected) {
     rejected.push_back(json{{"plan", plan_fields_json(rej.plan)}, {"kind", rej.kind},
@@ -324,6 +327,10 @@ std::string report_text(const PlanReport& r) {
   out += "\n5. What would change the answer\n";
   if (x.thresholds.empty()) out += "   (thresholds not computed or none within range)\n";
   for (const Threshold& t : x.thresholds) out += fmt::format("   - {}\n", t.summary);
+  if (!x.thresholds_not_searched.empty()) {
+    out += fmt::format("   (not searched, the search is too large to rerun that often: {})\n",
+                       fmt::join(x.thresholds_not_searched, ", "));
+  }
   out += "\nSimpler answers and alternatives\n";
   for (const Alternative& a : x.alternatives) {
     out += fmt::format("   - {}: {}\n", a.name, a.verdict);

@@ -73,6 +73,9 @@ struct Explanation {
   std::string failure_mode;
   std::vector<Alternative> alternatives;
   std::vector<Threshold> thresholds;
+  /// Threshold scans that ran out of their work budget ("POINTER below|above"); empty for
+  /// every ordinary scenario (thresholds.hpp, threshold_work_budget).
+  std::vector<std::string> thresholds_not_searched;
   std::vector<std::string> notes;  ///< extra figures (e.g. the ring figure next to the pick)
 };
 
