@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "planner/plausibility.hpp"
+#include "planner/one_line.hpp"
 #include "planner/quantity.hpp"
 #include "planner/read_input.hpp"
 #include "planner/spelling.hpp"
@@ -867,7 +868,9 @@ json& override_parent(json& doc, const std::vector<std::string>& tokens,
       std::vector<std::string> keys;
       for (const auto& item : node->items()) keys.push_back(item.key());
       const auto guess = closest(tokens[i], keys);
-      const std::string missing = walked + "/" + escape_token(tokens[i]);
+      // Each token as the error line shows a pointer's: escaped and cut (one_line).
+      const std::string missing = one_line(walked, error_line_limit) + "/" +
+                                  one_line(escape_token(tokens[i]), echo_limit);
       fail(set_origin, pointer,
            fmt::format("{} does not exist{}; --set adds keys only to existing objects{}", missing,
                        guess ? fmt::format(" (did you mean '{}'?)", *guess) : "",
@@ -879,7 +882,7 @@ json& override_parent(json& doc, const std::vector<std::string>& tokens,
   if (!node->is_object()) {
     fail(set_origin, pointer,
          fmt::format("{} is not an object; --set replaces keys of objects only",
-                     walked.empty() ? "the document" : walked));
+                     walked.empty() ? "the document" : one_line(walked, error_line_limit)));
   }
   return *node;
 }

@@ -263,7 +263,12 @@ void check_axis(const json& base, const SweepAxis& axis, const std::string& spec
     json probe = base;
     apply_override(probe, axis.pointer + "=" + axis.values.front().dump());
   } catch (const InputError& e) {
-    throw InputError("--vary", e.pointer(), e.message());
+    // The same rules as --set's, named for the option the user gave.
+    std::string message = e.message();
+    if (const auto at = message.find("--set adds"); at != std::string::npos) {
+      message.replace(at, 5, "--vary");
+    }
+    throw InputError("--vary", e.pointer(), message);
   }
   for (const std::string& end : axis.ends_with_unit) {
     json probe = base;

@@ -83,4 +83,7 @@ namespace planner {
 /// The length to which echoed values and keys are cut, as docs/errors.md promises.
 inline constexpr std::size_t echo_limit = 40;
 
+/// The length to which a longer echo (a whole pointer, a --vary) is cut.
+inline constexpr std::size_t error_line_limit = 200;
+
 }  // namespace planner
