@@ -6,7 +6,7 @@
 
 /// Physical sanity of a loaded scenario (issue 14): inputs that are each within their range
 /// but together describe something impossible are refused; the merely suspicious are warned
-/// about. The bounds and why: docs/model.md §Plausibility; the messages: docs/errors.md.
+/// about. The bounds and why: docs/model.md §11; the messages: docs/errors.md.
 
 namespace planner {
 
@@ -19,7 +19,7 @@ inline constexpr double params_tolerance = 2.0;
 inline constexpr double params_warning = 1.5;
 /// A measured step time may imply at most this multiple of the GPU's stated peak FLOP/s: no
 /// kernel beats the peak, and the planner's FLOP count (6·P·D plus attention, docs/model.md
-/// §5) can overstate the work by less than 2× (causal attention done as half the square).
+/// §6) can overstate the work by less than 2× (causal attention done as half the square).
 inline constexpr double measured_peak_tolerance = 2.0;
 
 /// Throws InputError for an impossible scenario: `params` off the shape's count by more than
