@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "planner/cli.hpp"
-#include "planner/fd_output.hpp"
+#include "planner/cli/cli.hpp"
+#include "planner/cli/fd_output.hpp"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);

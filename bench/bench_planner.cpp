@@ -17,11 +17,12 @@
 #include <string>
 #include <vector>
 
-#include "planner/cli.hpp"
-#include "planner/evaluate.hpp"
-#include "planner/scenario_json.hpp"
-#include "planner/search.hpp"
-#include "planner/thresholds.hpp"
+#include "planner/io/context.hpp"
+#include "planner/cli/cli.hpp"
+#include "planner/model/evaluate.hpp"
+#include "planner/io/scenario_json.hpp"
+#include "planner/search/search.hpp"
+#include "planner/explain/thresholds.hpp"
 
 extern char** environ;
 

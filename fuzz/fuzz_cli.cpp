@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "non_finite_word.hpp"
-#include "planner/cli.hpp"
+#include "planner/cli/cli.hpp"
 
 namespace {
 

@@ -20,10 +20,11 @@
 #include <nlohmann/json.hpp>
 
 #include "non_finite_word.hpp"
-#include "planner/error.hpp"
-#include "planner/evaluate.hpp"
-#include "planner/report.hpp"
-#include "planner/scenario_json.hpp"
+#include "planner/io/context.hpp"
+#include "planner/base/error.hpp"
+#include "planner/model/evaluate.hpp"
+#include "planner/report/report.hpp"
+#include "planner/io/scenario_json.hpp"
 
 namespace {
 

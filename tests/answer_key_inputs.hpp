@@ -2,11 +2,11 @@
 // The inputs of the worked scenarios A–D, written from shared/ANSWER-KEY.md ("Shared inputs"
 // and each scenario's heading), independently of the scenario files, so the model tests do
 // not depend on the loader. test_scenarios.cpp checks that the files load to the same values.
-#include "planner/cluster.hpp"
-#include "planner/model.hpp"
-#include "planner/plan.hpp"
-#include "planner/units.hpp"
-#include "planner/workload.hpp"
+#include "planner/inputs/cluster.hpp"
+#include "planner/inputs/model.hpp"
+#include "planner/inputs/plan.hpp"
+#include "planner/base/units.hpp"
+#include "planner/inputs/workload.hpp"
 
 namespace answer_key {
 
@@ -22,8 +22,8 @@ inline Cluster cluster() {
   c.gpu.memory_bandwidth_bytes_per_second = 5.3e12;
   c.gpu.flops_per_second = 400e12;
   c.gpu.reserve_bytes = 10 * gib;
-  c.intra_node = {300e9, 5e-6};
-  c.inter_node = {50e9, 15e-6};
+  c.node_tier() = {300e9, 5e-6, 0, true, "intra_node"};
+  c.network_tier() = {50e9, 15e-6, 0, false, "inter_node"};
   return c;
 }
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/cli.hpp"
+#include "planner/cli/cli.hpp"
 
 namespace cli_harness {
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
-#include "planner/units.hpp"
+#include "planner/base/units.hpp"
 
 using cli_harness::run;
 using nlohmann::json;

@@ -19,11 +19,12 @@
 
 #include "cli_harness.hpp"
 #include "non_finite_word.hpp"
-#include "planner/error.hpp"
-#include "planner/evaluate.hpp"
-#include "planner/report.hpp"
-#include "planner/scenario_json.hpp"
-#include "planner/units.hpp"
+#include "planner/io/context.hpp"
+#include "planner/base/error.hpp"
+#include "planner/model/evaluate.hpp"
+#include "planner/report/report.hpp"
+#include "planner/io/scenario_json.hpp"
+#include "planner/base/units.hpp"
 
 namespace {
 

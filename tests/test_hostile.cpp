@@ -20,14 +20,14 @@
 #include <vector>
 
 #include "cli_harness.hpp"
-#include "planner/cli.hpp"
-#include "planner/error.hpp"
-#include "planner/evaluate.hpp"
-#include "planner/one_line.hpp"
-#include "planner/plausibility.hpp"
-#include "planner/read_input.hpp"
-#include "planner/scenario_json.hpp"
-#include "planner/search.hpp"
+#include "planner/cli/cli.hpp"
+#include "planner/base/error.hpp"
+#include "planner/io/context.hpp"
+#include "planner/base/one_line.hpp"
+#include "planner/io/plausibility.hpp"
+#include "planner/io/read_input.hpp"
+#include "planner/io/scenario_json.hpp"
+#include "planner/search/search.hpp"
 
 namespace {
 

@@ -3,12 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include "answer_key_inputs.hpp"
-#include "planner/activations.hpp"
-#include "planner/collectives.hpp"
-#include "planner/compute.hpp"
-#include "planner/evaluate.hpp"
-#include "planner/memory.hpp"
-#include "planner/step_time.hpp"
+#include "planner/io/context.hpp"
+#include "planner/model/activations.hpp"
+#include "planner/model/collectives.hpp"
+#include "planner/model/compute.hpp"
+#include "planner/model/evaluate.hpp"
+#include "planner/model/memory.hpp"
+#include "planner/model/step_time.hpp"
 
 using namespace planner;
 using answer_key::printed_as;
@@ -89,7 +90,7 @@ TEST_CASE("Scenario A ledger", "[answer-key][A]") {
 TEST_CASE("Scenario A gradient traffic and batch", "[answer-key][A]") {
   // 2·(63/64)·16e9 / 50e9 + 2·63·15e-6 = 630 ms + 1.9 ms = 632 ms.
   const CollectiveCost ar =
-      collective_cost(Collective::all_reduce, Algorithm::ring, 64, 16e9, key_cluster().inter_node);
+      collective_cost(Collective::all_reduce, Algorithm::ring, 64, 16e9, key_cluster().network_tier());
   CHECK(printed_as(ar.wire_seconds * 1e3, 630, 1));
   CHECK(printed_as(ar.latency_seconds * 1e3, 1.9, 0.1));
   CHECK(printed_as(ar.seconds() * 1e3, 632, 1));
@@ -236,7 +237,7 @@ TEST_CASE("Scenario C ledger and ring", "[answer-key][C]") {
   // Across nodes at 50 GB/s: 268e6 / 50e9 + 15 µs = 5.38 ms per block; the seed's ≈ 43 ms is
   // 8 of them, a ring of 8 needs 7 (37.7 ms).
   const CollectiveCost across = collective_cost(Collective::point_to_point, Algorithm::direct, 2,
-                                                t.cp_block_bytes, c.inter_node);
+                                                t.cp_block_bytes, c.network_tier());
   CHECK(printed_as(8 * across.seconds() * 1e3, 43, 1));
   CHECK(printed_as(7 * across.seconds() * 1e3, 37.7, 0.1));
   // Threshold: at s = 8192, selective 34·s·b·h·L = 34 GiB, full 2·s·b·h·L = 2 GiB.
@@ -301,7 +302,7 @@ TEST_CASE("Scenario D serving", "[answer-key][D]") {
   CHECK(t.slo_margin_seconds > 0);
 }
 
-#include "planner/triage.hpp"
+#include "planner/model/triage.hpp"
 
 TEST_CASE("Seed 004 memory-ledger example", "[answer-key][004]") {
   // An 80 GB device; parameters 28, gradients 28, optimizer 56, activations 18 GB; largest
@@ -315,7 +316,7 @@ TEST_CASE("Seed 004 memory-ledger example", "[answer-key][004]") {
   CHECK_FALSE(t.pipeline_candidate);
 }
 
-#include "planner/error.hpp"
+#include "planner/base/error.hpp"
 
 TEST_CASE("A measured step shorter than the score-matrix traffic is rejected", "[calibration]") {
   // Scenario A's pinned plan without tiled attention moves 3 passes × 5·a·s²·b = 3 × 2.68e9 B

@@ -18,14 +18,15 @@
 #include <vector>
 
 #include "cli_harness.hpp"
-#include "planner/collectives.hpp"
-#include "planner/error.hpp"
-#include "planner/evaluate.hpp"
-#include "planner/memory.hpp"
-#include "planner/rank.hpp"
-#include "planner/report.hpp"
-#include "planner/scenario_json.hpp"
-#include "planner/search.hpp"
+#include "planner/io/context.hpp"
+#include "planner/model/collectives.hpp"
+#include "planner/base/error.hpp"
+#include "planner/model/evaluate.hpp"
+#include "planner/model/memory.hpp"
+#include "planner/search/rank.hpp"
+#include "planner/report/report.hpp"
+#include "planner/io/scenario_json.hpp"
+#include "planner/search/search.hpp"
 
 using namespace planner;
 using nlohmann::json;
@@ -396,8 +397,10 @@ TEST_CASE("Property: collective time grows with bytes and latency and respects t
   for (int i = 0; i < 2000; ++i) {
     const std::int64_t n = r.coin(0.2) ? r.integer(2, 16) : r.integer(2, std::int64_t{1} << 24);
     const double bytes = r.log_uniform(1, 1e13);
-    const Tier tier{r.log_uniform(1, 1e18), r.coin(0.2) ? 0.0 : r.log_uniform(1e-9, 1e-2)};
-    const Tier slower{tier.bandwidth_bytes_per_second, tier.latency_seconds * r.uniform(1, 10)};
+    const Tier tier{r.log_uniform(1, 1e18), r.coin(0.2) ? 0.0 : r.log_uniform(1e-9, 1e-2), 0,
+                    false, "link"};
+    const Tier slower{tier.bandwidth_bytes_per_second, tier.latency_seconds * r.uniform(1, 10), 0,
+                      false, "slower link"};
     const double more = bytes * r.uniform(1, 10);
     const bool inside = r.coin();
     CAPTURE(i, n, bytes, tier.bandwidth_bytes_per_second, tier.latency_seconds, inside);

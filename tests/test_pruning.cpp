@@ -13,10 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "planner/collectives.hpp"
-#include "planner/scenario_json.hpp"
-#include "planner/search.hpp"
-#include "planner/thresholds.hpp"
+#include "planner/io/context.hpp"
+#include "planner/model/collectives.hpp"
+#include "planner/io/scenario_json.hpp"
+#include "planner/search/search.hpp"
+#include "planner/explain/thresholds.hpp"
 
 using namespace planner;
 
@@ -57,8 +58,8 @@ class RandomScenario {
     c.gpu.reserve_bytes = coin() ? 0.0 : std::floor(0.1 * c.gpu.memory_bytes);
     c.gpu.memory_bandwidth_bytes_per_second = log_uniform(1e12, 6e12);
     c.gpu.flops_per_second = log_uniform(50e12, 1000e12);
-    c.intra_node = {log_uniform(50e9, 900e9), log_uniform(1e-6, 20e-6)};
-    c.inter_node = {log_uniform(5e9, 400e9), log_uniform(1e-6, 30e-6)};
+    c.node_tier() = {log_uniform(50e9, 900e9), log_uniform(1e-6, 20e-6), 0, true, "intra_node"};
+    c.network_tier() = {log_uniform(5e9, 400e9), log_uniform(1e-6, 30e-6), 0, false, "inter_node"};
     ctx.flops_per_second = c.gpu.flops_per_second;
 
     if (serving) {
@@ -212,8 +213,8 @@ TEST_CASE("Ties within one time step are decided as without pruning", "[pruning]
   ctx.cluster.gpu.memory_bytes = 80 * gib;
   ctx.cluster.gpu.memory_bandwidth_bytes_per_second = 2e12;
   ctx.cluster.gpu.flops_per_second = 100e12;
-  ctx.cluster.intra_node = {100e9, 5e-6};
-  ctx.cluster.inter_node = {100e9, 5e-6};
+  ctx.cluster.node_tier() = {100e9, 5e-6, 0, true, "intra_node"};
+  ctx.cluster.network_tier() = {100e9, 5e-6, 0, false, "inter_node"};
   ctx.flops_per_second = 100e12;
   ctx.workload.training.global_batch_tokens = 64 * 2048.0;
   SearchOptions options;

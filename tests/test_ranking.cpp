@@ -2,8 +2,9 @@
 #include <catch2/catch.hpp>
 
 #include "answer_key_inputs.hpp"
-#include "planner/rank.hpp"
-#include "planner/search.hpp"
+#include "planner/io/context.hpp"
+#include "planner/search/rank.hpp"
+#include "planner/search/search.hpp"
 
 using namespace planner;
 
@@ -18,8 +19,8 @@ Cluster small_cluster() {
   c.gpu.memory_bandwidth_bytes_per_second = 2e12;
   c.gpu.flops_per_second = 100e12;
   c.gpu.reserve_bytes = 0;
-  c.intra_node = {200e9, 2e-6};
-  c.inter_node = {10e9, 10e-6};
+  c.node_tier() = {200e9, 2e-6, 0, true, "intra_node"};
+  c.network_tier() = {10e9, 10e-6, 0, false, "inter_node"};
   return c;
 }
 
@@ -65,7 +66,7 @@ TEST_CASE("Tensor parallelism stays inside the node", "[ranking]") {
   const Plan& p = r.ranked.front().plan;
   CHECK(p.tp > 1);
   CHECK(p.tp <= 4);
-  CHECK(inside_node(p, s.cluster, {Axis::tp}));
+  CHECK(inside_node(p, s.cluster, Axis::tp));
 }
 
 TEST_CASE("With a free network, the simpler plan wins the tie", "[ranking]") {
@@ -73,8 +74,8 @@ TEST_CASE("With a free network, the simpler plan wins the tie", "[ranking]") {
   // do the same work per GPU in the same time: they fall in the same 1 % time step and the
   // rule prefers fewer model-parallel axes.
   Scenario s = training(1e9, 16, 2048, 16, 2048, 8 * 16 * 2048.0);
-  s.cluster.intra_node = {1e18, 0};
-  s.cluster.inter_node = {1e18, 0};
+  s.cluster.node_tier() = {1e18, 0, 0, true, "intra_node"};
+  s.cluster.network_tier() = {1e18, 0, 0, false, "inter_node"};
   const Context ctx = make_context(s);
   const SearchResult r = search(ctx);
   REQUIRE(r.found());
@@ -106,7 +107,7 @@ TEST_CASE("Serving picks the engine that meets the SLO at the lowest latency", "
   const Plan p = best_plan(s);
   CHECK(p.tp == 4);
   CHECK(p.pp == 1);
-  CHECK(inside_node(p, s.cluster, {Axis::tp}));
+  CHECK(inside_node(p, s.cluster, Axis::tp));
 }
 
 TEST_CASE("The ranking is deterministic", "[ranking]") {

@@ -15,10 +15,10 @@
 #include <string>
 #include <string_view>
 
-#include "planner/error.hpp"
-#include "planner/quantity.hpp"
-#include "planner/scenario_json.hpp"
-#include "planner/spelling.hpp"
+#include "planner/base/error.hpp"
+#include "planner/io/quantity.hpp"
+#include "planner/io/scenario_json.hpp"
+#include "planner/base/spelling.hpp"
 
 using planner::Dimension;
 using planner::InputError;
@@ -226,7 +226,7 @@ TEST_CASE("loader: wrong JSON types", "[loader][errors]") {
   CHECK(error_with({"/name=5"}) == "a.json: /name: expected a string, got 5");
   CHECK(error_with({"/cluster/gpu=[1, 2]"}) ==
         "a.json: /cluster/gpu: expected an object with keys memory, memory_bandwidth, flops, "
-        "reserve, got [1,2]");
+        "flops_by_dtype, reserve, got [1,2]");
 }
 
 TEST_CASE("loader: missing required keys say what is expected", "[loader][errors]") {
@@ -250,7 +250,7 @@ TEST_CASE("loader: unknown keys, with and without a suggestion", "[loader][error
         "a.json: /plan/micro_bach: unknown key (did you mean 'micro_batch'?)");
   CHECK(error_with({"/cluster/gpu/colour=1"}) ==
         "a.json: /cluster/gpu/colour: unknown key; expected one of: memory, memory_bandwidth, "
-        "flops, reserve");
+        "flops, flops_by_dtype, reserve");
   CHECK(error_with({"/workload/batch=8"}) ==
         "a.json: /workload/batch: not a key of a training workload; expected one of: kind, "
         "global_batch_tokens, micro_batch, step_time_per_micro_batch, bytes_per_param");
@@ -431,7 +431,7 @@ TEST_CASE("override: values are JSON when they parse, else strings", "[override]
   CHECK(doc["cluster"]["inter_node"]["bandwidth"] == nlohmann::json("25GB/s"));
   const auto s = planner::load_scenario(doc, "a.json");
   CHECK(s.cluster.nodes == 16);
-  CHECK(s.cluster.inter_node.bandwidth_bytes_per_second == 25e9);
+  CHECK(s.cluster.network_tier().bandwidth_bytes_per_second == 25e9);
   CHECK(s.model.gated_mlp);
   CHECK(s.name == "quoted");
   CHECK(s.model.kv_heads == 8);  // a new key in an existing object
@@ -504,10 +504,10 @@ TEST_CASE("loader: a full scenario maps every key", "[loader]") {
   CHECK(c.gpu.memory_bandwidth_bytes_per_second == 4.8e12);
   CHECK(c.gpu.flops_per_second == 989e12);
   CHECK(c.gpu.reserve_bytes == 8.0 * 1024 * 1024 * 1024);
-  CHECK(c.intra_node.bandwidth_bytes_per_second == 450e9);
-  CHECK(c.intra_node.latency_seconds == Approx(3e-6));
-  CHECK(c.inter_node.bandwidth_bytes_per_second == 50e9);  // 400 Gbps / 8
-  CHECK(c.inter_node.latency_seconds == 1e-5);
+  CHECK(c.node_tier().bandwidth_bytes_per_second == 450e9);
+  CHECK(c.node_tier().latency_seconds == Approx(3e-6));
+  CHECK(c.network_tier().bandwidth_bytes_per_second == 50e9);  // 400 Gbps / 8
+  CHECK(c.network_tier().latency_seconds == 1e-5);
   CHECK(s.workload.kind == planner::WorkloadKind::training);
   const auto& t = s.workload.training;
   CHECK((t.global_batch_tokens == 4e6 && t.micro_batch == 2 && t.bytes_per_param == 18));
@@ -534,8 +534,8 @@ TEST_CASE("loader: a full scenario maps every key", "[loader]") {
   CHECK(e.figures[1].relative_tolerance == 0.05);
   // Reloading the parsed document gives the same scenario.
   const auto again = planner::load_scenario(planner::parse_json_text(full, "x"), "full.json");
-  CHECK(again.cluster.inter_node.bandwidth_bytes_per_second ==
-        s.cluster.inter_node.bandwidth_bytes_per_second);
+  CHECK(again.cluster.network_tier().bandwidth_bytes_per_second ==
+        s.cluster.network_tier().bandwidth_bytes_per_second);
   CHECK(again.plan->placement == p.placement);
 }
 
@@ -567,5 +567,5 @@ TEST_CASE("loader: - reads standard input", "[loader][file]") {
   std::cin.rdbuf(saved);
   CHECK(message ==
         "<stdin>: /model: expected an object with keys layers, hidden, heads, kv_heads, "
-        "ffn_hidden, gated_mlp, vocab, tied_embeddings, seq_len, params, got 1");
+        "ffn_hidden, gated_mlp, vocab, tied_embeddings, seq_len, params, precision, got 1");
 }

@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
-#include "planner/error.hpp"
-#include "planner/sweep.hpp"
+#include "planner/base/error.hpp"
+#include "planner/cli/sweep.hpp"
 
 using nlohmann::json;
 using planner::parse_vary;

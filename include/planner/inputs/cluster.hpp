@@ -1,0 +1,72 @@
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "planner/base/dtype.hpp"
+
+/// The hardware: identical GPUs in identical nodes, joined by a list of network tiers
+/// (docs/model.md §5). Tier 0 is the node's fabric (NVLink/NVSwitch, xGMI); the last tier is
+/// the network between the outermost domains (InfiniBand, RoCE); tiers in between are larger
+/// domains (an NVL72 rack of 18 four-GPU trays, say). A group of ranks pays the innermost tier
+/// whose domain holds all of it.
+
+namespace planner {
+
+/// One level of the network, as an α–β model: `latency_seconds` per hop (α) and
+/// `bandwidth_bytes_per_second` per GPU (1/β).
+struct Tier {
+  double bandwidth_bytes_per_second = 0;
+  double latency_seconds = 0;
+  /// GPUs one domain of this tier spans, in consecutive ranks: tier 0's is the node; the
+  /// last tier's is the whole cluster (filled in by `world_domain`).
+  std::int64_t domain_gpus = 0;
+  /// The GPUs of one domain can address each other's memory (NVLink/NVSwitch), which the
+  /// one-shot all-reduce kernels need (collectives.hpp `available`).
+  bool peer_memory = false;
+  std::string name;  ///< as the scenario file and the output spell it
+};
+
+struct Gpu {
+  double memory_bytes = 0;
+  double memory_bandwidth_bytes_per_second = 0;
+  double flops_per_second = 0;  ///< effective dense rate at bf16/fp16, not the datasheet peak
+  /// Effective dense rates of other compute dtypes; 0 = not given (docs/scenario-format.md).
+  DtypeRates flops_by_dtype{};
+  double reserve_bytes = 0;     ///< kept back for the framework, CUDA context, fragmentation
+};
+
+struct Cluster {
+  std::int64_t nodes = 0;
+  std::int64_t gpus_per_node = 0;
+  Gpu gpu;
+  /// Innermost first; at least two (the node and the network).
+  std::vector<Tier> tiers{Tier{0, 0, 0, true, "intra_node"}, Tier{0, 0, 0, false, "inter_node"}};
+
+  [[nodiscard]] Tier& node_tier() noexcept { return tiers.front(); }
+  [[nodiscard]] const Tier& node_tier() const noexcept { return tiers.front(); }
+  [[nodiscard]] Tier& network_tier() noexcept { return tiers.back(); }
+  [[nodiscard]] const Tier& network_tier() const noexcept { return tiers.back(); }
+  [[nodiscard]] std::size_t network_index() const noexcept { return tiers.size() - 1; }
+};
+
+[[nodiscard]] inline std::int64_t world_size(const Cluster& c) noexcept {
+  return c.nodes * c.gpus_per_node;
+}
+
+/// GPUs in one domain of tier `k`: the node for tier 0, the world for the last tier.
+[[nodiscard]] inline std::int64_t domain_gpus(const Cluster& c, std::size_t k) noexcept {
+  if (k == 0) return c.gpus_per_node;
+  if (k + 1 >= c.tiers.size()) return world_size(c);
+  return c.tiers[k].domain_gpus;
+}
+
+/// The effective FLOP rate of a compute dtype: its own rate when given, else bf16's (the
+/// `flops` figure) for the 16-bit dtypes; 0 when the scenario gives none (the loader refuses).
+[[nodiscard]] inline double flops_for(const Gpu& g, Dtype compute) noexcept {
+  const double own = g.flops_by_dtype[static_cast<std::size_t>(compute)];
+  if (own > 0) return own;
+  return compute == Dtype::bf16 || compute == Dtype::fp16 ? g.flops_per_second : 0.0;
+}
+
+}  // namespace planner

@@ -1,0 +1,101 @@
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+/// One parallel configuration: the degrees of the axes, the memory-saving switches, the batch
+/// split and the placement of the axes on the machine. The axes are a table (`axes` below):
+/// every loop over axes (placements, rank key, search, loader, CLI flags, output) reads it, so
+/// adding an axis is one row plus its cost model.
+
+namespace planner {
+
+enum class Recompute { none, selective, full };
+
+[[nodiscard]] constexpr std::string_view to_string(Recompute r) noexcept {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "none";
+}
+
+/// The axes, in the table's order. Placement lists them innermost first: the innermost axis
+/// gets consecutive ranks, so it is the one most likely to stay inside a node.
+enum class Axis { tp, cp, dp, pp };
+inline constexpr std::size_t axis_count = 4;
+
+using Placement = std::array<Axis, axis_count>;
+
+/// Megatron-LM's default order (tp innermost, then cp, dp, pp).
+inline constexpr Placement default_placement{Axis::tp, Axis::cp, Axis::dp, Axis::pp};
+
+struct Plan {
+  std::int64_t dp = 1;
+  std::int64_t tp = 1;
+  std::int64_t pp = 1;
+  std::int64_t cp = 1;
+  int zero = 0;  ///< ZeRO stage 0–3, sharding over the dp·cp ranks that hold the same weights
+  Recompute recompute = Recompute::none;
+  bool flash_attention = false;
+  bool sequence_parallel = false;
+  std::int64_t micro_batch = 1;  ///< sequences per micro-batch per model replica
+  std::int64_t grad_accum = 1;   ///< micro-batches per optimizer step per replica
+  Placement placement = default_placement;
+};
+
+/// One row of the axis table.
+struct AxisInfo {
+  Axis axis;
+  std::string_view name;           ///< as the scenario file, the flags and the output spell it
+  std::int64_t Plan::*degree;      ///< the plan's field
+  std::string_view splits;         ///< what the axis divides among its ranks
+  std::string_view flag_help;      ///< the CLI flag's description
+  /// The axes whose ranks form this axis's communication group (the data-parallel group is
+  /// every rank holding the same weights: dp × cp, Megatron-LM's data-parallel-with-context
+  /// group).
+  std::array<Axis, 2> group;
+  std::size_t group_size;
+  bool splits_model;  ///< a model-parallel axis: it divides the weights or the sequence
+  bool enumerated;    ///< searched over the world's divisors; the one that is not fills the rest
+};
+
+inline constexpr std::array<AxisInfo, axis_count> axes{{
+    {Axis::tp, "tp", &Plan::tp, "each layer's weight matrices (Megatron-LM tensor parallelism)",
+     "Tensor-parallel degree", {Axis::tp, Axis::tp}, 1, true, true},
+    {Axis::cp, "cp", &Plan::cp, "the sequence (ring attention)", "Context-parallel degree",
+     {Axis::cp, Axis::cp}, 1, true, true},
+    {Axis::dp, "dp", &Plan::dp, "the batch (data parallelism; ZeRO shards state over dp x cp)",
+     "Data-parallel degree (default: fill the GPUs)", {Axis::dp, Axis::cp}, 2, false, false},
+    {Axis::pp, "pp", &Plan::pp, "the layers (pipeline stages)", "Pipeline stages",
+     {Axis::pp, Axis::pp}, 1, true, true},
+}};
+
+[[nodiscard]] constexpr const AxisInfo& info(Axis a) noexcept {
+  return axes[static_cast<std::size_t>(a)];
+}
+
+[[nodiscard]] constexpr std::string_view to_string(Axis a) noexcept { return info(a).name; }
+
+/// The axis a name spells, if any.
+[[nodiscard]] constexpr std::optional<Axis> axis_named(std::string_view name) noexcept {
+  for (const AxisInfo& row : axes) {
+    if (row.name == name) return row.axis;
+  }
+  return std::nullopt;
+}
+
+[[nodiscard]] inline std::int64_t degree(const Plan& p, Axis a) noexcept {
+  return p.*info(a).degree;
+}
+
+[[nodiscard]] inline std::int64_t gpus(const Plan& p) noexcept {
+  std::int64_t n = 1;
+  for (const AxisInfo& row : axes) n *= p.*row.degree;
+  return n;
+}
+
+}  // namespace planner

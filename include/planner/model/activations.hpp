@@ -1,0 +1,111 @@
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#include "planner/inputs/model.hpp"
+#include "planner/inputs/plan.hpp"
+#include "planner/model/schedule.hpp"
+
+/// Activation memory of one transformer layer, per GPU, in bytes (docs/model.md §2).
+///
+/// Korthikanti et al. 2022, arXiv 2205.05198, §4.1 count, for 16-bit activations and 1-byte
+/// dropout masks, s·b·h·(34 + 5·a·s/h) bytes per layer. We keep their itemisation and let the
+/// K/V width (GQA) and the MLP width and gating vary:
+///   - not split by tensor parallelism (§4.2.2): two LayerNorm inputs 4sbh, the QKV input 2sbh,
+///     the MLP input 2sbh, two dropout masks 2sbh                          → 10·s·b·h
+///   - split by tp: Q 2sbh, K and V 2·s·b·h_kv each, the output-projection input 2sbh,
+///     and the f-wide MLP tensors (GeLU input and output: 4sbf; gated: gate, up, product: 6sbf)
+///                                                                         → s·b·(4h + 4h_kv + c·f)
+///   - the attention scores: softmax output 2as²b, its dropout mask as²b, dropout output 2as²b
+///                                                                         → 5·a·s²·b
+/// With h_kv = h, f = 4h, ungated: 10 + 4 + 4 + 16 = 34 and 5as/h — Korthikanti's Eq. (1).
+/// Other activation dtypes scale every term by their size over 2 bytes (the 1-byte dropout
+/// masks included, an approximation worth at most 3 of the 34 + 5as/h).
+/// Sequence parallelism (§4.2.2) splits the first group by tp too. Context parallelism splits
+/// the sequence: each rank keeps s/cp of every tensor. Selective recompute (§5) and tiled
+/// (FlashAttention, Dao et al. 2022, arXiv 2205.14135) attention drop the score term; full
+/// recompute keeps only each layer's 2·s·b·h input (§5), split by tp under SP.
+
+namespace planner {
+
+/// The three groups of one layer's activations for one micro-batch, before any split.
+struct LayerActivationTerms {
+  double replicated_bytes = 0;  ///< not split by tp unless sequence parallel (10·s·b·h)
+  double tp_split_bytes = 0;    ///< split by tp (s·b·(4h + 4h_kv + c·f))
+  double scores_bytes = 0;      ///< the s² attention term (5·a·s²·b), split by tp
+};
+
+/// Terms for a micro-batch of `micro_batch` sequences of `seq_len` tokens, of which this rank
+/// keeps `local_tokens` per sequence (seq_len / cp).
+[[nodiscard]] inline LayerActivationTerms layer_activation_terms(const Model& m,
+                                                                 double micro_batch,
+                                                                 double local_tokens) noexcept {
+  const double h = static_cast<double>(m.hidden);
+  const double f = static_cast<double>(m.ffn_hidden);
+  const double a = static_cast<double>(m.heads);
+  const double s = static_cast<double>(m.seq_len);
+  const double sb = local_tokens * micro_batch;
+  const double mlp_factor = m.gated_mlp ? 6.0 : 4.0;
+  const double scale = bytes_of(m.precision.activations) / 2.0;
+  LayerActivationTerms t;
+  t.replicated_bytes = scale * 10.0 * sb * h;
+  t.tp_split_bytes = scale * sb * (4.0 * h + 4.0 * kv_hidden(m) + mlp_factor * f);
+  // local queries against all keys: (s/cp)·s per head; with cp > 1 the planner requires tiled
+  // attention, so this term is only ever stored with cp = 1, where it is 5·a·s²·b.
+  t.scores_bytes = scale * 5.0 * a * local_tokens * s * micro_batch;
+  return t;
+}
+
+/// Bytes one layer keeps for the backward pass on one GPU, under the plan's recompute mode.
+[[nodiscard]] inline double layer_activation_bytes(const Model& m, const Plan& p,
+                                                   Recompute recompute) noexcept {
+  const double local_tokens = static_cast<double>(m.seq_len) / static_cast<double>(p.cp);
+  const double b = static_cast<double>(p.micro_batch);
+  const double tp = static_cast<double>(p.tp);
+  const double sp_split = p.sequence_parallel ? tp : 1.0;
+  if (recompute == Recompute::full) {
+    return bytes_of(m.precision.activations) * local_tokens * b *
+           static_cast<double>(m.hidden) / sp_split;
+  }
+  const LayerActivationTerms t = layer_activation_terms(m, b, local_tokens);
+  double bytes = t.replicated_bytes / sp_split + t.tp_split_bytes / tp;
+  const bool scores_kept = recompute == Recompute::none && !p.flash_attention;
+  if (scores_kept) bytes += t.scores_bytes / tp;
+  return bytes;
+}
+
+/// Layers held by the largest pipeline stage: ⌈L/pp⌉ (stages may be uneven; the largest sets
+/// memory and time).
+[[nodiscard]] inline std::int64_t stage_layers(const Model& m, const Plan& p) noexcept {
+  return (m.layers + p.pp - 1) / p.pp;
+}
+
+/// Bytes the first stage keeps for its layers: ⌈L/pp⌉ layers × micro-batches in flight.
+[[nodiscard]] inline double stage_activation_bytes(const Model& m, const Plan& p) noexcept {
+  return layer_activation_bytes(m, p, p.recompute) * static_cast<double>(stage_layers(m, p)) *
+         static_cast<double>(in_flight_micro_batches(p));
+}
+
+/// Largest extra a layer needs while it is recomputed and back-propagated: what the layer
+/// holds with nothing recomputed minus what it kept (the score matrix under selective
+/// recompute without tiled attention; the whole layer under full recompute).
+[[nodiscard]] inline double recompute_working_bytes(const Model& m, const Plan& p) noexcept {
+  return layer_activation_bytes(m, p, Recompute::none) -
+         layer_activation_bytes(m, p, p.recompute);
+}
+
+/// Embedding and output-layer activations (Korthikanti et al. 2022 §4.3): the embedding
+/// dropout mask s·b·h per in-flight micro-batch on the first stage, and, when one stage holds
+/// the output layer too (pp = 1), 4·s·b·h·(1 + V/h) for the final LayerNorm input, the output
+/// layer input and the fp32 logits. Split by tp (vocabulary-parallel output layer).
+[[nodiscard]] inline double logits_activation_bytes(const Model& m, const Plan& p) noexcept {
+  const double sb = static_cast<double>(m.seq_len) / static_cast<double>(p.cp) *
+                    static_cast<double>(p.micro_batch);
+  const double h = static_cast<double>(m.hidden);
+  const double tp = static_cast<double>(p.tp);
+  double bytes = sb * h * static_cast<double>(in_flight_micro_batches(p)) / tp;
+  if (p.pp == 1) bytes += 4.0 * sb * h * (1.0 + static_cast<double>(m.vocab) / h) / tp;
+  return bytes;
+}
+
+}  // namespace planner

@@ -1,0 +1,58 @@
+#pragma once
+#include "planner/model/activations.hpp"
+#include "planner/model/memory.hpp"
+#include "planner/inputs/model.hpp"
+#include "planner/inputs/plan.hpp"
+
+/// FLOPs of one micro-batch on one GPU of the largest pipeline stage (docs/model.md §6).
+
+namespace planner {
+
+struct MicroBatchFlops {
+  double dense = 0;      ///< 6 · parameters · tokens: forward 2PD + backward 4PD
+  double attention = 0;  ///< 12 · b · s² · h per layer: QKᵀ and attention·V, forward + backward
+  double recompute = 0;  ///< forward work repeated for the backward pass
+  [[nodiscard]] double total() const noexcept { return dense + attention + recompute; }
+  [[nodiscard]] double forward() const noexcept { return (dense + attention) / 3.0; }
+  [[nodiscard]] double backward() const noexcept {
+    return 2.0 * (dense + attention) / 3.0 + recompute;
+  }
+};
+
+/// - dense: 6·P·D (Kaplan et al. 2020 §2.1; EleutherAI "Transformer Math 101"), P the stage's
+///   parameters, D = b·s tokens, split over tp and cp.
+/// - attention: 12·b·s²·h per layer, the s/6h term of Korthikanti et al. 2022 Eq. (7)
+///   (non-causal, as Megatron-LM's MFU counts it), split over tp and cp.
+/// - recompute: selective re-runs the attention core, 4·b·s²·h per layer (Korthikanti §5);
+///   tiled attention's backward recomputes QKᵀ and the softmax from the saved statistics
+///   (Dao et al. 2022, Alg. 4), 2·b·s²·h, so FlashAttention carries that cost whatever the
+///   recompute mode; full recompute re-runs the layer forward, 2·P_layer·D + 4·b·s²·h.
+[[nodiscard]] inline MicroBatchFlops micro_batch_flops(const Model& m, const Plan& p) noexcept {
+  const double b = static_cast<double>(p.micro_batch);
+  const double s = static_cast<double>(m.seq_len);
+  const double h = static_cast<double>(m.hidden);
+  const double layers = static_cast<double>(stage_layers(m, p));
+  const double split = static_cast<double>(p.tp) * static_cast<double>(p.cp);
+  const double tokens = b * s;
+  const double core = b * s * s * h;  // one b·s²·h unit of attention-core work per layer
+  MicroBatchFlops f;
+  f.dense = 6.0 * stage_params(m, p) * tokens / split;
+  f.attention = 12.0 * core * layers / split;
+  double recompute_per_layer = 0;
+  if (p.flash_attention) recompute_per_layer += 2.0 * core;
+  if (p.recompute == Recompute::selective && !p.flash_attention) recompute_per_layer += 4.0 * core;
+  if (p.recompute == Recompute::full) {
+    recompute_per_layer += 2.0 * layer_params(m) * tokens + 4.0 * core;
+  }
+  f.recompute = recompute_per_layer * layers / split;
+  return f;
+}
+
+/// Model FLOPs of one sequence, without recompute (for MFU): 6·P·s + 12·s²·h·L.
+[[nodiscard]] inline double model_flops_per_sequence(const Model& m) noexcept {
+  const double s = static_cast<double>(m.seq_len);
+  return 6.0 * total_params(m) * s +
+         12.0 * s * s * static_cast<double>(m.hidden) * static_cast<double>(m.layers);
+}
+
+}  // namespace planner

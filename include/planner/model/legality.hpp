@@ -1,0 +1,87 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "planner/inputs/cluster.hpp"
+#include "planner/inputs/model.hpp"
+#include "planner/inputs/plan.hpp"
+#include "planner/inputs/workload.hpp"
+
+/// Which plans are legal: the one list of rules the loader (a pinned plan), the CLI (`memory`
+/// flags) and the search (its factorisations) apply. It returns the first rule broken as
+/// facts; each caller words them (io/scenario_json.cpp, search/search.cpp).
+
+namespace planner {
+
+enum class ViolationKind {
+  not_positive,          ///< a degree, micro_batch or grad_accum below 1
+  zero_stage,            ///< ZeRO stage outside 0–3
+  placement,             ///< not a permutation of the axes
+  world_size,            ///< the degrees' product is not the cluster's GPU count
+  tp_heads,              ///< tp does not divide the attention heads
+  tp_kv_heads,           ///< tp and kv_heads do not divide one another
+  sequence_parallel,     ///< sequence parallelism without tp
+  pp_layers,             ///< more stages than layers
+  cp_seq_len,            ///< cp does not divide the sequence
+  cp_flash,              ///< ring attention without tiled attention
+  serving_cp,            ///< serving: cp must be 1
+  serving_zero,          ///< serving: no ZeRO
+  serving_grad_accum,    ///< serving: no accumulation
+};
+
+struct Violation {
+  ViolationKind kind;
+  std::string_view field;  ///< the plan's key ("" for the plan as a whole)
+  std::int64_t value = 0;  ///< the offending value
+};
+
+/// Which rules to apply: all of them (a pinned plan), or those of the axes' degrees alone
+/// (the search's factorisations, before it chooses ZeRO, recompute and the batch split).
+enum class LegalityScope { plan, degrees };
+
+[[nodiscard]] inline std::optional<Violation> first_violation(const Model& m, const Cluster& c,
+                                                              WorkloadKind kind, const Plan& p,
+                                                              LegalityScope scope) noexcept {
+  using K = ViolationKind;
+  if (scope == LegalityScope::plan) {
+    for (const AxisInfo& row : axes) {
+      if (p.*row.degree < 1) return Violation{K::not_positive, row.name, p.*row.degree};
+    }
+    if (p.micro_batch < 1) return Violation{K::not_positive, "micro_batch", p.micro_batch};
+    if (p.grad_accum < 1) return Violation{K::not_positive, "grad_accum", p.grad_accum};
+    if (p.zero < 0 || p.zero > 3) return Violation{K::zero_stage, "zero", p.zero};
+    std::uint32_t seen = 0;
+    for (const Axis a : p.placement) {
+      const auto bit = static_cast<std::uint32_t>(a);
+      if (bit >= axis_count || (seen >> bit & 1U) != 0) return Violation{K::placement, "placement", 0};
+      seen |= 1U << bit;
+    }
+    std::int64_t product = 1;
+    bool overflow = false;
+    for (const AxisInfo& row : axes) {
+      overflow = overflow || __builtin_mul_overflow(product, p.*row.degree, &product);
+    }
+    if (overflow || product != world_size(c)) return Violation{K::world_size, "", product};
+    if (kind == WorkloadKind::serving) {
+      if (p.cp != 1) return Violation{K::serving_cp, "cp", p.cp};
+      if (p.zero != 0) return Violation{K::serving_zero, "zero", p.zero};
+      if (p.grad_accum != 1) return Violation{K::serving_grad_accum, "grad_accum", p.grad_accum};
+    }
+  }
+  if (m.heads % p.tp != 0) return Violation{K::tp_heads, "tp", p.tp};
+  if (m.kv_heads > 0 && m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0) {
+    return Violation{K::tp_kv_heads, "tp", p.tp};
+  }
+  if (scope == LegalityScope::plan && p.sequence_parallel && p.tp == 1) {
+    return Violation{K::sequence_parallel, "sequence_parallel", 1};
+  }
+  if (p.pp > m.layers) return Violation{K::pp_layers, "pp", p.pp};
+  if (m.seq_len % p.cp != 0) return Violation{K::cp_seq_len, "cp", p.cp};
+  if (scope == LegalityScope::plan && p.cp > 1 && !p.flash_attention) {
+    return Violation{K::cp_flash, "flash_attention", p.cp};
+  }
+  return std::nullopt;
+}
+
+}  // namespace planner

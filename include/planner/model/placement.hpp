@@ -1,0 +1,113 @@
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "planner/inputs/cluster.hpp"
+#include "planner/inputs/plan.hpp"
+
+/// Which network tier a parallel group pays. Ranks are numbered with the placement's first
+/// axis varying fastest (Megatron-LM's rank order is tp, cp, dp, pp). A group of axis X holds
+/// the ranks r, r+stride, …, r+(d−1)·stride, stride being the product of the degrees placed
+/// inside X; those ranks lie in aligned blocks of stride·d, so the group stays inside one
+/// domain of D consecutive GPUs exactly when stride·d divides D (docs/model.md §5).
+
+namespace planner {
+
+/// Product of the degrees of the axes placed inside `axis`.
+[[nodiscard]] inline std::int64_t stride(const Plan& p, Axis axis) noexcept {
+  std::int64_t s = 1;
+  for (Axis a : p.placement) {
+    if (a == axis) return s;
+    s *= degree(p, a);
+  }
+  return s;
+}
+
+/// True when every group of `axis` lies inside one domain of `domain` GPUs.
+[[nodiscard]] inline bool inside_domain(const Plan& p, Axis axis, std::int64_t domain) noexcept {
+  const std::int64_t d = degree(p, axis);
+  return d <= 1 || domain % (stride(p, axis) * d) == 0;
+}
+
+/// The innermost tier whose domain holds every group spanned by `axes` together.
+template <std::size_t N>
+[[nodiscard]] inline std::size_t group_tier(const Plan& p, const Cluster& c,
+                                            const std::array<Axis, N>& group,
+                                            std::size_t group_size = N) noexcept {
+  const std::size_t last = c.network_index();
+  for (std::size_t k = 0; k < last; ++k) {
+    const std::int64_t domain = domain_gpus(c, k);
+    bool inside = true;
+    for (std::size_t i = 0; i < group_size && inside; ++i) {
+      inside = inside_domain(p, group[i], domain);
+    }
+    if (inside) return k;
+  }
+  return last;
+}
+
+/// The tier the communication group of `axis` pays (the axis table's `group`: dp's is dp×cp).
+[[nodiscard]] inline std::size_t axis_tier(const Plan& p, const Cluster& c, Axis axis) noexcept {
+  const AxisInfo& row = info(axis);
+  return group_tier(p, c, row.group, row.group_size);
+}
+
+/// The shape of a group on the tiers: how many of its ranks one domain of each tier holds
+/// (the last tier holds them all). A hierarchical collective runs one phase per tier.
+struct GroupShape {
+  std::size_t tier = 0;  ///< the innermost tier holding the whole group
+  std::array<std::int64_t, 4> ranks_per_domain{};  ///< tiers beyond the fourth share the last
+};
+
+[[nodiscard]] inline GroupShape axis_shape(const Plan& p, const Cluster& c, Axis axis) noexcept {
+  GroupShape g;
+  g.tier = axis_tier(p, c, axis);
+  const std::int64_t d = degree(p, axis);
+  const std::int64_t s = stride(p, axis);
+  for (std::size_t k = 0; k < g.ranks_per_domain.size(); ++k) {
+    if (k >= c.tiers.size() || k >= g.tier) {
+      g.ranks_per_domain[k] = d;
+      continue;
+    }
+    const std::int64_t domain = domain_gpus(c, k);
+    g.ranks_per_domain[k] = s >= domain ? 1 : std::min(d, domain / s);
+  }
+  return g;
+}
+
+/// True when the group of `axis` stays inside a node (tier 0).
+[[nodiscard]] inline bool inside_node(const Plan& p, const Cluster& c, Axis axis) noexcept {
+  return axis_tier(p, c, axis) == 0;
+}
+
+/// The tier's name as the scenario file and the output spell it.
+[[nodiscard]] inline const std::string& tier_name(const Cluster& c, std::size_t k) {
+  return c.tiers[k].name;
+}
+
+}  // namespace planner
+
+// --- The two-tier view the explanation still uses (node or not); the tier index above is
+// --- the model's. With more than two tiers, "not inside a node" reads as the network tier.
+namespace planner {
+
+[[nodiscard]] inline bool inside_node(const Plan& p, const Cluster& c,
+                                      std::initializer_list<Axis> group) noexcept {
+  for (Axis a : group) {
+    if (!inside_domain(p, a, c.gpus_per_node)) return false;
+  }
+  return true;
+}
+
+[[nodiscard]] inline const Tier& tier_of(const Cluster& c, bool inside) noexcept {
+  return inside ? c.node_tier() : c.network_tier();
+}
+
+[[nodiscard]] inline std::string tier_name(bool inside) {
+  return inside ? "intra_node" : "inter_node";
+}
+
+}  // namespace planner

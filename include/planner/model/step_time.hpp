@@ -1,0 +1,300 @@
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#include "planner/model/activations.hpp"
+#include "planner/inputs/cluster.hpp"
+#include "planner/model/collectives.hpp"
+#include "planner/model/compute.hpp"
+#include "planner/model/memory.hpp"
+#include "planner/inputs/model.hpp"
+#include "planner/model/placement.hpp"
+#include "planner/model/schedule.hpp"
+#include "planner/inputs/plan.hpp"
+#include "planner/base/units.hpp"
+#include "planner/inputs/workload.hpp"
+
+/// Time of one optimizer step (training) or one decode step (serving) of a pinned plan
+/// (docs/model.md §7–§8). Every component is kept so the explanation can quote it.
+
+namespace planner {
+
+/// The data-parallel (gradient and ZeRO) traffic of one optimizer step.
+struct DataParallelTraffic {
+  std::int64_t ranks = 1;       ///< dp · cp ranks holding the same weights
+  std::size_t tier = 0;         ///< which tier the group pays (cluster.hpp)
+  bool inside_node = true;      ///< tier 0
+  double gradient_bytes = 0;    ///< the bf16 gradient (= gathered parameter) buffer per rank
+  CollectiveCost all_reduce;    ///< ZeRO-0: once per step
+  CollectiveCost reduce_scatter;
+  CollectiveCost all_gather;
+  double comm_seconds = 0;      ///< all DP collectives of the step
+  double exposed_seconds = 0;   ///< what the backward/forward windows cannot hide
+  double bytes_per_step = 0;    ///< buffer bytes the rank's collectives carry per step
+};
+
+struct TrainingTime {
+  // Per micro-batch, on one GPU of the largest stage.
+  double dense_seconds = 0;
+  double attention_seconds = 0;
+  double recompute_seconds = 0;
+  double scores_io_seconds = 0;  ///< HBM traffic of a materialised score matrix (no flash)
+  std::int64_t tp_messages = 0;  ///< all-reduces (or SP's RS+AG pairs) per micro-batch
+  double tp_message_bytes = 0;
+  CollectiveCost tp_collective;  ///< one of those messages
+  double tp_seconds = 0;         ///< all of them; on the critical path
+  double cp_block_bytes = 0;     ///< one K/V block passed around the ring
+  CollectiveCost cp_step;        ///< one ring step
+  double cp_seconds = 0;         ///< ring traffic per micro-batch
+  double cp_exposed_seconds = 0; ///< what attention compute does not hide
+  double pp_message_bytes = 0;
+  double pp_seconds = 0;         ///< stage-boundary sends per micro-batch
+  // Per optimizer step.
+  std::int64_t micro_batches = 1;
+  double bubble_seconds = 0;
+  DataParallelTraffic dp;
+  double inter_node_bytes = 0;  ///< bytes per GPU per step that cross nodes (all axes)
+  double step_seconds = 0;
+  double global_sequences = 0;
+  double tokens_per_second = 0;
+  double mfu = 0;  ///< model FLOP/s per GPU ÷ the effective FLOP/s the time model uses
+
+  [[nodiscard]] double compute_seconds() const noexcept {
+    return dense_seconds + attention_seconds + recompute_seconds + scores_io_seconds;
+  }
+  [[nodiscard]] double micro_batch_seconds() const noexcept {
+    return compute_seconds() + tp_seconds + cp_exposed_seconds + pp_seconds;
+  }
+};
+
+/// Exposure of an overlapped, bucketed collective: a collective issued bucket by bucket
+/// (one layer each) behind compute hides all but its first or last bucket, and all of what
+/// outlasts the window (Li et al. 2020, arXiv 2006.15704, §3.2.3: PyTorch DDP's last bucket).
+[[nodiscard]] inline double exposed_seconds(double comm_seconds, double one_bucket_seconds,
+                                            double window_seconds) noexcept {
+  if (comm_seconds <= 0) return 0;
+  return std::max(std::min(one_bucket_seconds, comm_seconds), comm_seconds - window_seconds);
+}
+
+/// Data-parallel traffic per ZeRO stage (Rajbhandari et al. 2020 §7, Table 1 and §5):
+/// - ZeRO-0 all-reduces the gradient once per step, behind the last micro-batch's backward;
+/// - ZeRO-1 reduce-scatters it there and all-gathers the updated parameters behind the next
+///   step's first forward (Megatron-LM's distributed optimizer);
+/// - ZeRO-2 keeps no full gradient, so it reduce-scatters after every micro-batch's backward
+///   (DeepSpeed stage 2 with accumulation), and all-gathers once;
+/// - ZeRO-3 gathers the parameters for every forward and every backward and reduce-scatters
+///   every backward: 3 buffers per micro-batch (the worked solution's 3·Ψ).
+[[nodiscard]] inline DataParallelTraffic data_parallel_traffic(const Model& m, const Cluster& c,
+                                                               const Plan& p,
+                                                               double forward_seconds,
+                                                               double backward_seconds) noexcept {
+  DataParallelTraffic t;
+  t.ranks = state_shard_ranks(p);
+  t.tier = axis_tier(p, c, Axis::dp);
+  t.inside_node = t.tier == 0;
+  const Tier& tier = c.tiers[t.tier];
+  t.gradient_bytes = bytes_of(m.precision.gradients) * stage_params(m, p) / static_cast<double>(p.tp);
+  if (t.ranks <= 1) return t;
+  const double buckets = static_cast<double>(stage_layers(m, p));
+  const double bucket_bytes = t.gradient_bytes / buckets;
+  const double n = static_cast<double>(p.grad_accum);
+  const double share = static_cast<double>(t.ranks - 1) / static_cast<double>(t.ranks);
+  auto cost = [&](Collective op, double bytes) {
+    return cheapest_collective(op, t.ranks, bytes, tier);
+  };
+  t.all_reduce = cost(Collective::all_reduce, t.gradient_bytes);
+  t.reduce_scatter = cost(Collective::reduce_scatter, t.gradient_bytes);
+  t.all_gather = cost(Collective::all_gather, t.gradient_bytes);
+  const double ar = t.all_reduce.seconds();
+  const double rs = t.reduce_scatter.seconds();
+  const double ag = t.all_gather.seconds();
+  const double ar_bucket = cost(Collective::all_reduce, bucket_bytes).seconds();
+  const double rs_bucket = cost(Collective::reduce_scatter, bucket_bytes).seconds();
+  const double ag_bucket = cost(Collective::all_gather, bucket_bytes).seconds();
+  switch (p.zero) {
+    case 0:
+      t.comm_seconds = ar;
+      t.exposed_seconds = exposed_seconds(ar, ar_bucket, backward_seconds);
+      t.bytes_per_step = 2.0 * share * t.gradient_bytes;
+      break;
+    case 1:
+      t.comm_seconds = rs + ag;
+      t.exposed_seconds = exposed_seconds(rs, rs_bucket, backward_seconds) +
+                          exposed_seconds(ag, ag_bucket, forward_seconds);
+      t.bytes_per_step = 2.0 * share * t.gradient_bytes;
+      break;
+    case 2:
+      t.comm_seconds = n * rs + ag;
+      t.exposed_seconds = n * exposed_seconds(rs, rs_bucket, backward_seconds) +
+                          exposed_seconds(ag, ag_bucket, forward_seconds);
+      t.bytes_per_step = (n + 1.0) * share * t.gradient_bytes;
+      break;
+    default:
+      t.comm_seconds = n * (2.0 * ag + rs);
+      t.exposed_seconds =
+          n * (exposed_seconds(ag, ag_bucket, forward_seconds) +
+               exposed_seconds(ag + rs, ag_bucket + rs_bucket, backward_seconds));
+      t.bytes_per_step = 3.0 * n * t.gradient_bytes;
+      break;
+  }
+  return t;
+}
+
+/// Per-GPU time of one optimizer step of a training plan at `flops_per_second`.
+/// Step = (m + pp − 1) micro-batch slots of the largest stage (1F1B; the pp − 1 extra slots
+/// are the bubble, Narayanan et al. 2021 §2.2) plus the exposed data-parallel traffic.
+[[nodiscard]] inline TrainingTime training_time(const Model& m, const Cluster& c,
+                                                const Plan& p,
+                                                double flops_per_second) noexcept {
+  TrainingTime t;
+  const MicroBatchFlops f = micro_batch_flops(m, p);
+  t.dense_seconds = f.dense / flops_per_second;
+  t.attention_seconds = f.attention / flops_per_second;
+  t.recompute_seconds = f.recompute / flops_per_second;
+  const double layers = static_cast<double>(stage_layers(m, p));
+  const double local_tokens = static_cast<double>(m.seq_len) / static_cast<double>(p.cp);
+  const double b = static_cast<double>(p.micro_batch);
+  const double h = static_cast<double>(m.hidden);
+  const double accum = static_cast<double>(p.grad_accum);
+
+  // Standard (untiled) attention writes the score tensors to HBM in the forward pass and
+  // reads them back in the backward, at least the 5·a·s²·b bytes it stores (Dao et al. 2022
+  // §3.2, Theorem 2: Θ(Nd + N²) HBM accesses against tiled attention's Θ(N²d²/M)); selective
+  // or full recompute writes them once more. Tiled attention avoids this traffic.
+  if (!p.flash_attention) {
+    const double scores = layer_activation_terms(m, b, local_tokens).scores_bytes /
+                          static_cast<double>(p.tp);
+    const double passes = p.recompute == Recompute::none ? 2.0 : 3.0;
+    t.scores_io_seconds =
+        passes * scores * layers / c.gpu.memory_bandwidth_bytes_per_second;
+  }
+
+  // Tensor parallel: 2 all-reduces of s·b·h in the forward and 2 in the backward of every
+  // layer (Narayanan et al. 2021 §3.2; with SP an equal-volume reduce-scatter + all-gather,
+  // Korthikanti §4.2.2); full recompute repeats the forward pair.
+  const std::size_t network = c.network_index();
+  const double element_bytes = bytes_of(m.precision.activations);
+  if (p.tp > 1) {
+    const std::size_t k = axis_tier(p, c, Axis::tp);
+    t.tp_message_bytes = local_tokens * b * h * element_bytes;
+    t.tp_collective = cheapest_collective(Collective::all_reduce, p.tp, t.tp_message_bytes,
+                                          c.tiers[k]);
+    const double per_layer = p.recompute == Recompute::full ? 6.0 : 4.0;
+    t.tp_messages = static_cast<std::int64_t>(per_layer * layers);
+    t.tp_seconds = static_cast<double>(t.tp_messages) * t.tp_collective.seconds();
+    if (k == network) {
+      const double n = static_cast<double>(p.tp);
+      t.inter_node_bytes += accum * static_cast<double>(t.tp_messages) * 2.0 * (n - 1.0) / n *
+                            t.tp_message_bytes;
+    }
+  }
+
+  // Context parallel (ring attention, Liu et al. 2023, arXiv 2310.01889): cp − 1 K/V blocks of
+  // 2·(s/cp)·b·h_kv·2 bytes per layer forward; the backward passes K/V and their gradients
+  // again (2×); each layer's ring overlaps that layer's attention compute.
+  if (p.cp > 1) {
+    const std::size_t k = axis_tier(p, c, Axis::cp);
+    t.cp_block_bytes = 2.0 * local_tokens * b * kv_hidden(m) * element_bytes;
+    t.cp_step = cheapest_collective(Collective::point_to_point, 2, t.cp_block_bytes, c.tiers[k]);
+    const double passes = p.recompute == Recompute::full ? 4.0 : 3.0;
+    const double per_layer = passes * static_cast<double>(p.cp - 1) * t.cp_step.seconds();
+    const double attention_per_layer = t.attention_seconds / layers;
+    t.cp_seconds = per_layer * layers;
+    t.cp_exposed_seconds = std::max(0.0, per_layer - attention_per_layer) * layers;
+    if (k == network) {
+      t.inter_node_bytes +=
+          accum * passes * static_cast<double>(p.cp - 1) * t.cp_block_bytes * layers;
+    }
+  }
+
+  // Pipeline: one activation send forward and one gradient send backward per micro-batch per
+  // boundary, s·b·h·2 bytes, split by tp with scatter/gather (Narayanan et al. 2021 §4.1).
+  if (p.pp > 1) {
+    const std::size_t k = axis_tier(p, c, Axis::pp);
+    t.pp_message_bytes = local_tokens * b * h * element_bytes / static_cast<double>(p.tp);
+    t.pp_seconds = p2p_messages_per_micro_batch(p) *
+                   cheapest_collective(Collective::point_to_point, 2, t.pp_message_bytes,
+                                       c.tiers[k]).seconds();
+    if (k == network) {
+      t.inter_node_bytes += accum * p2p_messages_per_micro_batch(p) * t.pp_message_bytes;
+    }
+  }
+
+  t.micro_batches = p.grad_accum;
+  const double slot = t.micro_batch_seconds();
+  t.bubble_seconds = bubble_slots(p) * slot;
+  t.dp = data_parallel_traffic(m, c, p, f.forward() / flops_per_second,
+                               f.backward() / flops_per_second);
+  if (t.dp.tier == network) t.inter_node_bytes += t.dp.bytes_per_step;
+  t.step_seconds = static_cast<double>(p.grad_accum) * slot + t.bubble_seconds +
+                   t.dp.exposed_seconds;
+  t.global_sequences = static_cast<double>(p.dp * p.micro_batch * p.grad_accum);
+  const double tokens = t.global_sequences * static_cast<double>(m.seq_len);
+  t.tokens_per_second = tokens / t.step_seconds;
+  const double gpus = static_cast<double>(world_size(c));
+  t.mfu = t.global_sequences * model_flops_per_sequence(m) /
+          (t.step_seconds * gpus * flops_per_second);
+  return t;
+}
+
+struct ServingTime {
+  double weight_read_seconds = 0;
+  double kv_read_seconds = 0;
+  std::int64_t tp_messages = 0;
+  double tp_message_bytes = 0;
+  CollectiveCost tp_collective;
+  CollectiveCost tp_ring;  ///< the ring figure, for comparison with what was picked
+  double tp_seconds = 0;
+  double pp_seconds = 0;
+  double per_token_seconds = 0;
+  std::int64_t replicas = 1;
+  double tokens_per_second = 0;
+  double slo_margin_seconds = 0;  ///< SLO minus per-token time (negative: missed)
+  double inter_node_bytes = 0;    ///< bytes per GPU per decode step that cross nodes
+};
+
+/// One decode step of an engine of tp × pp GPUs (docs/model.md §8). Decode is bound by memory
+/// bandwidth: each token reads every weight and the whole KV cache once (Pope et al. 2022 §3;
+/// the worked solution's weight read, plus the KV read it leaves out). The tp group
+/// all-reduces b·h·2 bytes twice per layer (after attention and after the MLP); stages run
+/// one after another for a token, so pipeline stages add their times and a send per boundary.
+[[nodiscard]] inline ServingTime serving_time(const Model& m, const Cluster& c, const Serving& w,
+                                              const Plan& p, const MemoryLedger& ledger) noexcept {
+  ServingTime t;
+  const double bandwidth = c.gpu.memory_bandwidth_bytes_per_second * w.memory_bandwidth_efficiency;
+  const double stages = static_cast<double>(p.pp);
+  t.weight_read_seconds = stages * ledger.weights_bytes / bandwidth;
+  t.kv_read_seconds = stages * ledger.kv_cache_bytes / bandwidth;
+  const double h = static_cast<double>(m.hidden);
+  const double b = static_cast<double>(w.batch);
+  t.tp_message_bytes = b * h * bytes_of(m.precision.activations);
+  const std::size_t network = c.network_index();
+  if (p.tp > 1) {
+    const std::size_t k = axis_tier(p, c, Axis::tp);
+    const Tier& tier = c.tiers[k];
+    t.tp_collective = cheapest_collective(Collective::all_reduce, p.tp, t.tp_message_bytes, tier);
+    t.tp_ring = collective_cost(Collective::all_reduce, Algorithm::ring, p.tp, t.tp_message_bytes,
+                                tier);
+    t.tp_messages = 2 * m.layers;
+    t.tp_seconds = static_cast<double>(t.tp_messages) * t.tp_collective.seconds();
+    if (k == network) {
+      const double n = static_cast<double>(p.tp);
+      t.inter_node_bytes +=
+          static_cast<double>(t.tp_messages) * 2.0 * (n - 1.0) / n * t.tp_message_bytes;
+    }
+  }
+  if (p.pp > 1) {
+    const std::size_t k = axis_tier(p, c, Axis::pp);
+    if (k == network) t.inter_node_bytes += (stages - 1.0) * t.tp_message_bytes;
+    t.pp_seconds = (stages - 1.0) * cheapest_collective(Collective::point_to_point, 2,
+                                                         t.tp_message_bytes, c.tiers[k])
+                                        .seconds();
+  }
+  t.per_token_seconds = t.weight_read_seconds + t.kv_read_seconds + t.tp_seconds + t.pp_seconds;
+  t.replicas = p.dp;
+  t.tokens_per_second = static_cast<double>(t.replicas) * b / t.per_token_seconds;
+  t.slo_margin_seconds = w.slo_per_token_seconds - t.per_token_seconds;
+  return t;
+}
+
+}  // namespace planner

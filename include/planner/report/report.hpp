@@ -1,0 +1,51 @@
+#pragma once
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "planner/model/evaluate.hpp"
+#include "planner/explain/explain.hpp"
+#include "planner/inputs/scenario.hpp"
+#include "planner/search/search.hpp"
+
+/// Rendering of results for people (text) and scripts (JSON, CSV). The formats are a
+/// contract: docs/output.md. Numbers in JSON are base units (bytes, seconds, bytes/s).
+
+namespace planner {
+
+/// Version of the JSON and CSV layouts; bumped on any incompatible change.
+inline constexpr int schema_version = 1;
+
+/// Everything `planner plan` computed for one scenario.
+struct PlanReport {
+  const Scenario* scenario = nullptr;
+  Context context;
+  SearchResult result;
+  Explanation explanation;
+  std::optional<Evaluation> pinned;  ///< the scenario's own plan, evaluated
+};
+
+[[nodiscard]] PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds);
+
+[[nodiscard]] nlohmann::json plan_json(const Context& ctx, const Evaluation& e);
+[[nodiscard]] nlohmann::json report_json(const PlanReport& r);
+[[nodiscard]] std::string report_text(const PlanReport& r);
+[[nodiscard]] std::string report_csv(const PlanReport& r);
+
+/// `planner memory`: one pinned plan.
+[[nodiscard]] nlohmann::json evaluation_report_json(const Scenario& s, const Context& ctx,
+                                                    const Evaluation& e);
+[[nodiscard]] std::string evaluation_report_text(const Scenario& s, const Context& ctx,
+                                                 const Evaluation& e);
+[[nodiscard]] std::string evaluation_report_csv(const Context& ctx, const Evaluation& e);
+
+/// CSV header and row of one plan (shared by `plan --format csv` and `sweep`).
+[[nodiscard]] std::string plan_csv_header(WorkloadKind kind);
+[[nodiscard]] std::string plan_csv_row(const Context& ctx, const Evaluation& e);
+
+/// JSON dump with a fixed layout: no NaN or infinity can appear (they would be a bug; the
+/// writer turns them into an error rather than printing them).
+[[nodiscard]] std::string dump_json(const nlohmann::json& j);
+
+}  // namespace planner

@@ -1,0 +1,132 @@
+#pragma once
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "planner/model/evaluate.hpp"
+#include "planner/search/rank.hpp"
+
+/// The search space (every legal configuration of the cluster) and the exhaustive search
+/// over it (docs/ranking.md). The search is a pure function of the context and options.
+
+namespace planner {
+
+/// Restrictions of the space, used by the explanation to time "the simpler answer"
+/// (pure data parallel, the winner without one of its axes, …). Unset fields are free.
+struct SearchFilter {
+  std::optional<std::int64_t> tp, pp, cp, dp;
+  std::optional<int> zero;
+  std::optional<Recompute> recompute;
+  std::optional<bool> flash_attention;
+  std::optional<bool> tp_inside_node;
+  std::int64_t tp_min = 1, pp_min = 1, cp_min = 1;  ///< force an axis into use
+};
+
+struct SearchOptions {
+  std::size_t keep = 10;  ///< how many ranked feasible plans to return
+  SearchFilter filter;
+  /// Skip the time model for configurations that provably cannot enter the top `keep`
+  /// (docs/performance.md §Pruning). The ranked list, the counts and the rejections are the
+  /// same either way; false is the exhaustive reference the tests compare against.
+  bool prune = true;
+  /// Count every ledger and keep the closest rejections (evaluated, feasible,
+  /// rejected_by_kind, rejected). Without it, a pruned search computes only what ranking
+  /// needs, leaves those empty, and returns the same ranked list (for callers that want the
+  /// winner: thresholds, sweeps).
+  bool accounting = true;
+  /// Stop once the search has done this much work (SearchResult::work; 0: no limit); the
+  /// result is then empty and `incomplete`. For reruns that may give up (thresholds).
+  std::int64_t work_limit = 0;
+};
+
+/// A configuration the search dropped, with the number that drops it.
+struct Rejection {
+  Plan plan;
+  std::string kind;    ///< "memory", "batch", "divisibility"
+  std::string reason;  ///< e.g. "needs 226.2 GiB, has 192.0 GiB: activations 97.0 GiB"
+  double excess = 0;   ///< how far over (memory: needed / capacity) — the closest come first
+};
+
+struct SearchResult {
+  std::vector<Evaluation> ranked;  ///< best first, at most options.keep
+  std::vector<RankKey> keys;       ///< rank key of each ranked plan
+  std::int64_t evaluated = 0;      ///< configurations considered: feasible + all rejected
+  std::int64_t feasible = 0;       ///< configurations that fit (each timed on its placements)
+  std::int64_t timed = 0;          ///< time-model evaluations run (pruning lowers it)
+  std::map<std::string, std::int64_t> rejected_by_kind;
+  std::vector<Rejection> rejected;  ///< the closest few of each kind
+  /// The work done: factorisations tried, micro-batches listed, ledgers computed, time-model
+  /// runs (the same count on every run of the same search).
+  std::int64_t work = 0;
+  bool incomplete = false;  ///< stopped at options.work_limit: no answer
+  [[nodiscard]] bool found() const noexcept { return !ranked.empty(); }
+};
+
+/// Divisors of n in increasing order.
+[[nodiscard]] inline std::vector<std::int64_t> divisors(std::int64_t n) {
+  std::vector<std::int64_t> small, large;
+  for (std::int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    small.push_back(d);
+    if (d != n / d) large.push_back(n / d);
+  }
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;
+}
+
+/// Every order of the axes: axis_count! placements, a fixed-capacity list, so the search's
+/// loops allocate nothing.
+inline constexpr std::size_t placement_capacity = [] {
+  std::size_t n = 1;
+  for (std::size_t i = 2; i <= axis_count; ++i) n *= i;
+  return n;
+}();
+
+struct PlacementList {
+  std::array<Placement, placement_capacity> items{};
+  std::size_t size = 0;
+  [[nodiscard]] const Placement* begin() const noexcept { return items.data(); }
+  [[nodiscard]] const Placement* end() const noexcept { return items.data() + size; }
+};
+
+/// Placements that differ in which tier some group pays: one representative (the first in
+/// lexicographic order of the axes, starting from Megatron's tp, cp, dp, pp) per distinct
+/// assignment of tiers to the axes' groups (the axis table's `group`).
+[[nodiscard]] inline PlacementList distinct_placements(const Plan& base, const Cluster& c) {
+  PlacementList out;
+  std::array<std::uint32_t, placement_capacity> seen{};
+  Placement order = default_placement;
+  std::sort(order.begin(), order.end());
+  do {
+    Plan p = base;
+    p.placement = order;
+    std::uint32_t signature = 0;
+    for (const AxisInfo& row : axes) {
+      signature = signature * static_cast<std::uint32_t>(c.tiers.size()) +
+                  static_cast<std::uint32_t>(axis_tier(p, c, row.axis));
+    }
+    if (std::find(seen.begin(), seen.begin() + static_cast<std::ptrdiff_t>(out.size),
+                  signature) == seen.begin() + static_cast<std::ptrdiff_t>(out.size)) {
+      seen[out.size] = signature;
+      out.items[out.size++] = order;
+    }
+  } while (std::next_permutation(order.begin(), order.end()));
+  return out;
+}
+
+/// Human-readable memory rejection: total, capacity and the largest line.
+std::string memory_reason(const MemoryLedger& l);
+
+/// Every legal configuration, ranked (search.cpp). Training: dp·tp·pp·cp = GPUs, tp | heads
+/// and compatible with kv_heads, pp ≤ layers, cp | seq_len with tiled attention, dp ≤ the
+/// target sequences, ZeRO 0–3, recompute none/selective/full × flash on/off (flash implies the
+/// attention-core recompute), sequence parallel with tp, micro-batch × accumulation = the
+/// replica's sequences, and every distinct placement. Serving: tp × pp engines replicated dp
+/// times.
+[[nodiscard]] SearchResult search(const Context& ctx, const SearchOptions& options = {});
+
+}  // namespace planner

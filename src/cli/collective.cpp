@@ -1,0 +1,120 @@
+#include <fmt/format.h>
+
+#include <cmath>
+#include <memory>
+#include <ostream>
+
+#include "command.hpp"
+#include "planner/base/error.hpp"
+#include "planner/base/units.hpp"
+#include "planner/cli/cli.hpp"
+#include "planner/model/collectives.hpp"
+#include "planner/report/report.hpp"
+
+namespace planner::cli {
+
+namespace {
+
+using nlohmann::json;
+
+struct CollectiveArgs {
+  std::int64_t gpus = 0;
+  double bandwidth_gb_per_s = 0;
+  double latency_us = 0;
+  double bytes = 0;
+  std::string op = "all-reduce";
+  bool across_nodes = false;
+  std::string format = "text";
+};
+
+Collective parse_collective(const std::string& s) {
+  if (s == "all-gather") return Collective::all_gather;
+  if (s == "reduce-scatter") return Collective::reduce_scatter;
+  if (s == "all-to-all") return Collective::all_to_all;
+  if (s == "point-to-point") return Collective::point_to_point;
+  return Collective::all_reduce;
+}
+
+int run_collective(const CollectiveArgs& a, std::ostream& out) {
+  auto positive = [](double v, const char* flag) {
+    if (!(v > 0) || !std::isfinite(v) || v > 1e18) {
+      throw InputError("command line", "", fmt::format("{} must be a positive number, got {:g}",
+                                                       flag, v));
+    }
+  };
+  if (a.gpus < 1 || a.gpus > (std::int64_t{1} << 24)) {
+    throw InputError("command line", "", fmt::format("--gpus must be between 1 and 16777216, "
+                                                     "got {}", a.gpus));
+  }
+  positive(a.bandwidth_gb_per_s, "--bw");
+  positive(a.bytes, "--bytes");
+  // The loader's range for a link, 1 B/s to 1e18 B/s: below it the wire time of a large
+  // message overflows to infinity.
+  if (a.bandwidth_gb_per_s < 1e-9 || a.bandwidth_gb_per_s > 1e9) {
+    throw InputError("command line", "",
+                     fmt::format("--bw must be from 1e-09 to 1e+09 GB/s (1 B/s to 1e18 B/s), "
+                                 "got {:g}",
+                                 a.bandwidth_gb_per_s));
+  }
+  if (!(a.latency_us >= 0) || !std::isfinite(a.latency_us) || a.latency_us > 1e12) {
+    throw InputError("command line", "", fmt::format("--latency must be >= 0 microseconds, got "
+                                                     "{:g}", a.latency_us));
+  }
+  const bool inside = !a.across_nodes;
+  Tier tier;
+  tier.bandwidth_bytes_per_second = a.bandwidth_gb_per_s * 1e9;
+  tier.latency_seconds = a.latency_us * 1e-6;
+  tier.peer_memory = inside;
+  const Collective op = parse_collective(a.op);
+  const CollectiveCost best = cheapest_collective(op, a.gpus, a.bytes, tier, inside);
+  json algorithms = json::array();
+  std::string lines;
+  for (Algorithm alg : all_algorithms) {
+    if (!available(op, alg, inside)) continue;
+    const CollectiveCost c = collective_cost(op, alg, a.gpus, a.bytes, tier);
+    algorithms.push_back(json{{"algorithm", std::string(to_string(alg))},
+                              {"seconds", c.seconds()},
+                              {"latency_seconds", c.latency_seconds},
+                              {"wire_seconds", c.wire_seconds}});
+    // The worked solution's tools/collective_cost.py line, for each algorithm.
+    lines += fmt::format("{:<9} single message {:.2f} MiB: {:.3f} ms (latency {:.1f} us + wire "
+                         "{:.3f} ms){}\n",
+                         to_string(alg), a.bytes / mib, c.seconds() * 1e3, c.latency_seconds * 1e6,
+                         c.wire_seconds * 1e3, alg == best.algorithm ? "  <- cheapest" : "");
+  }
+  if (a.format == "json") {
+    out << dump_json(json{{"schema_version", schema_version},
+                          {"collective", std::string(to_string(op))},
+                          {"gpus", a.gpus},
+                          {"bytes", a.bytes},
+                          {"bandwidth", tier.bandwidth_bytes_per_second},
+                          {"latency", tier.latency_seconds},
+                          {"inside_node", inside},
+                          {"cheapest", std::string(to_string(best.algorithm))},
+                          {"algorithms", algorithms}});
+  } else {
+    out << fmt::format("{} over {} GPUs at {:g} GB/s, {:g} us per hop{}:\n", to_string(op), a.gpus,
+                       a.bandwidth_gb_per_s, a.latency_us,
+                       inside ? " (inside a node)" : " (across nodes)");
+    out << lines;
+  }
+  return exit_ok;
+}
+
+}  // namespace
+
+Runner add_collective(CLI::App& sub) {
+  auto a = std::make_shared<CollectiveArgs>();
+  sub.add_option("--gpus", a->gpus, "Ranks in the group")->required();
+  sub.add_option("--bw", a->bandwidth_gb_per_s, "Bandwidth per GPU, GB/s")->required();
+  sub.add_option("--latency", a->latency_us, "Latency per hop, microseconds")->required();
+  sub.add_option("--bytes", a->bytes, "Message size in bytes")->required();
+  sub.add_option("--op", a->op, "all-reduce, all-gather, reduce-scatter, all-to-all, point-to-point")
+      ->check(CLI::IsMember({"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "point-to-point"}))
+      ->default_val("all-reduce");
+  sub.add_flag("--across-nodes", a->across_nodes, "The group spans nodes (no one-shot)");
+  add_format(sub, a->format, {"text", "json"});
+  return [a](std::ostream& out, std::ostream&) { return run_collective(*a, out); };
+}
+
+}  // namespace planner::cli

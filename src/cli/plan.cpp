@@ -1,0 +1,55 @@
+#include <fmt/format.h>
+
+#include <memory>
+#include <ostream>
+
+#include "command.hpp"
+#include "planner/base/error.hpp"
+#include "planner/cli/cli.hpp"
+#include "planner/report/report.hpp"
+
+namespace planner::cli {
+
+namespace {
+
+struct PlanArgs {
+  std::string file;
+  std::string format = "text";
+  std::size_t top = 5;
+  bool no_thresholds = false;
+  std::vector<std::string> sets;
+};
+
+int run_plan(const PlanArgs& a, std::ostream& out, std::ostream& err) {
+  const Scenario s = load_for_search(a.file, a.sets, err);
+  const PlanReport r = make_plan_report(s, a.top, !a.no_thresholds && a.format != "csv");
+  if (a.format == "json") {
+    out << dump_json(report_json(r));
+  } else if (a.format == "csv") {
+    out << report_csv(r);
+  } else {
+    out << report_text(r);
+  }
+  if (!r.result.found()) return exit_no;
+  if (s.workload.kind == WorkloadKind::serving &&
+      r.result.ranked.front().serving.slo_margin_seconds < 0) {
+    return exit_no;
+  }
+  return exit_ok;
+}
+
+}  // namespace
+
+Runner add_plan(CLI::App& sub) {
+  auto a = std::make_shared<PlanArgs>();
+  add_scenario_argument(sub, a->file);
+  add_format(sub, a->format, {"text", "json", "csv"});
+  sub.add_option("--top", a->top, "How many ranked plans to report")->default_val(5)
+      ->check(CLI::Range(1, 1000));
+  sub.add_flag("--no-thresholds", a->no_thresholds,
+               "Skip the 'what would change the answer' search");
+  add_sets(sub, a->sets);
+  return [a](std::ostream& out, std::ostream& err) { return run_plan(*a, out, err); };
+}
+
+}  // namespace planner::cli

@@ -1,0 +1,274 @@
+#include "planner/explain/thresholds.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <functional>
+#include <thread>
+
+namespace planner {
+
+std::optional<Plan> recommend(const Context& ctx) {
+  SearchOptions options;
+  options.keep = 1;
+  options.accounting = false;  // only the winner is needed
+  const SearchResult r = search(ctx, options);
+  if (!r.found()) return std::nullopt;
+  return r.ranked.front().plan;
+}
+
+namespace {
+
+/// A scan ran out of its work budget (threshold_work_budget): it reports no threshold.
+struct OutOfBudget {};
+
+/// The work one scan may still spend on reruns of the search.
+class ScanBudget {
+ public:
+  /// recommend(), within the budget; throws OutOfBudget when the search would pass it.
+  std::optional<Plan> recommend(const Context& ctx) {
+    SearchOptions options;
+    options.keep = 1;
+    options.accounting = false;
+    options.work_limit = left_;
+    const SearchResult r = search(ctx, options);
+    left_ -= r.work;
+    if (r.incomplete || left_ <= 0) throw OutOfBudget{};
+    if (!r.found()) return std::nullopt;
+    return r.ranked.front().plan;
+  }
+
+ private:
+  std::int64_t left_ = threshold_work_budget;
+};
+
+/// One input the thresholds move: how to read and write it in a context, its range around
+/// the scenario's value, and whether it is a count.
+struct Input {
+  std::string pointer;
+  std::function<double(const Context&)> get;
+  std::function<void(Context&, double)> set;
+  double range = 100;  ///< search from value / range to value × range
+  bool integer = false;
+  std::string unit;    ///< for the summary: "GB/s", "tokens", "GiB", "ms", ""
+  double unit_scale = 1;
+};
+
+std::vector<Input> inputs(const Context& ctx) {
+  std::vector<Input> out;
+  out.push_back({"/cluster/inter_node/bandwidth",
+                 [](const Context& c) { return c.cluster.network_tier().bandwidth_bytes_per_second; },
+                 [](Context& c, double v) { c.cluster.network_tier().bandwidth_bytes_per_second = v; },
+                 100, false, "GB/s", 1e9});
+  out.push_back({"/cluster/intra_node/bandwidth",
+                 [](const Context& c) { return c.cluster.node_tier().bandwidth_bytes_per_second; },
+                 [](Context& c, double v) { c.cluster.node_tier().bandwidth_bytes_per_second = v; },
+                 100, false, "GB/s", 1e9});
+  if (ctx.workload.kind == WorkloadKind::training) {
+    out.push_back({"/model/seq_len",
+                   [](const Context& c) { return static_cast<double>(c.model.seq_len); },
+                   [](Context& c, double v) { c.model.seq_len = static_cast<std::int64_t>(v); },
+                   64, true, "tokens", 1});
+    out.push_back({"/workload/global_batch_tokens",
+                   [](const Context& c) { return c.workload.training.global_batch_tokens; },
+                   [](Context& c, double v) { c.workload.training.global_batch_tokens = v; },
+                   100, false, "tokens", 1});
+  } else {
+    out.push_back({"/workload/batch",
+                   [](const Context& c) { return static_cast<double>(c.workload.serving.batch); },
+                   [](Context& c, double v) {
+                     c.workload.serving.batch = static_cast<std::int64_t>(v);
+                   },
+                   64, true, "sequences", 1});
+    out.push_back({"/workload/context_tokens",
+                   [](const Context& c) {
+                     return static_cast<double>(c.workload.serving.context_tokens);
+                   },
+                   [](Context& c, double v) {
+                     c.workload.serving.context_tokens = static_cast<std::int64_t>(v);
+                   },
+                   64, true, "tokens", 1});
+    out.push_back({"/workload/slo_per_token",
+                   [](const Context& c) { return c.workload.serving.slo_per_token_seconds; },
+                   [](Context& c, double v) { c.workload.serving.slo_per_token_seconds = v; },
+                   100, false, "ms", 1e-3});
+  }
+  out.push_back({"/cluster/gpu/memory",
+                 [](const Context& c) { return c.cluster.gpu.memory_bytes; },
+                 [](Context& c, double v) { c.cluster.gpu.memory_bytes = v; }, 8, false, "GiB",
+                 gib});
+  return out;
+}
+
+bool same(const Context& ctx, const std::optional<Plan>& a, const Plan& b) {
+  return a && same_answer(ctx, *a, b);
+}
+
+std::string plan_text(const Context& ctx, const std::optional<Plan>& p) {
+  return p ? describe(ctx, *p) : std::string("no plan fits");
+}
+
+/// Scan from the scenario's value in factor-2 steps (one direction) up to `range`, then
+/// bisect the first bracket where the recommendation differs from `best`.
+std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& best,
+                              bool downward, ScanBudget& budget) {
+  const double start = in.get(base);
+  const double limit = downward ? start / in.range : start * in.range;
+  auto at = [&](double v) {
+    Context ctx = base;
+    in.set(ctx, v);
+    return budget.recommend(ctx);
+  };
+  auto valid = [&](double v) {
+    if (in.integer && v < 1) return false;
+    if (in.pointer == "/cluster/gpu/memory" && v <= base.cluster.gpu.reserve_bytes) return false;
+    return v > 0;
+  };
+  double same_value = start;
+  double v = start;
+  for (int step = 0; step < 64; ++step) {
+    double next = downward ? v / 2 : v * 2;
+    if (downward ? next < limit : next > limit) next = limit;
+    if (in.integer) next = downward ? std::floor(next) : std::ceil(next);
+    if (next == v || !valid(next)) return std::nullopt;
+    const std::optional<Plan> plan = at(next);
+    if (!same(base, plan, best)) {
+      // Bisect between same_value (same answer) and next (different).
+      double lo = same_value, hi = next;
+      std::optional<Plan> other = plan;
+      for (int i = 0; i < 40; ++i) {
+        const double mid = in.integer ? std::floor((lo + hi) / 2) : std::sqrt(lo * hi);
+        if (in.integer ? std::abs(hi - lo) <= 1 : std::abs(hi / lo - 1) < 1e-3) break;
+        if (mid == lo || mid == hi) break;
+        const std::optional<Plan> mp = at(mid);
+        if (same(base, mp, best)) {
+          lo = mid;
+        } else {
+          hi = mid;
+          other = mp;
+        }
+      }
+      Threshold t;
+      t.parameter = in.pointer;
+      t.base_value = start;
+      t.value = hi;
+      t.direction = downward ? "below" : "above";
+      if (other) t.plan = *other;
+      t.summary = fmt::format("{} {} {:.4g} {} (now {:.4g}): {}", in.pointer,
+                              downward ? "at or below" : "at or above", hi / in.unit_scale,
+                              in.unit, start / in.unit_scale, plan_text(base, other));
+      return t;
+    }
+    same_value = next;
+    v = next;
+    if (v == limit) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// GPUs per node, with the world size kept: the nearest divisor of the world below (or above)
+/// the scenario's at which the recommendation changes. Like the other scans it stays near the
+/// scenario's value — the 8 nearest divisors each way, within a factor of 64 — so a world
+/// with hundreds of divisors cannot make it rerun the search hundreds of times.
+std::optional<Threshold> node_size(const Context& base, const Plan& best, bool downward,
+                                   ScanBudget& budget) {
+  const std::int64_t world = world_size(base.cluster);
+  const std::vector<std::int64_t> sizes = divisors(world);
+  const std::int64_t now = base.cluster.gpus_per_node;
+  std::vector<std::int64_t> order;
+  for (std::int64_t d : sizes) {
+    const bool near = downward ? d < now && d * 64 >= now : d > now && d <= now * 64;
+    if (near) order.push_back(d);
+  }
+  if (downward) std::reverse(order.begin(), order.end());
+  constexpr std::size_t max_probes = 8;
+  if (order.size() > max_probes) order.resize(max_probes);
+  for (std::int64_t d : order) {
+    Context ctx = base;
+    ctx.cluster.gpus_per_node = d;
+    ctx.cluster.nodes = world / d;
+    const std::optional<Plan> plan = budget.recommend(ctx);
+    if (!same(ctx, plan, best)) {
+      Threshold t;
+      t.parameter = "/cluster/gpus_per_node";
+      t.base_value = static_cast<double>(now);
+      t.value = static_cast<double>(d);
+      t.direction = downward ? "below" : "above";
+      if (plan) t.plan = *plan;
+      t.summary = fmt::format("/cluster/gpus_per_node = {} (now {}, {} GPUs kept): {}", d, now,
+                              world, plan_text(ctx, plan));
+      return t;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> threshold_parameters(const Context& ctx) {
+  std::vector<std::string> out;
+  for (const Input& in : inputs(ctx)) out.push_back(in.pointer);
+  out.push_back("/cluster/gpus_per_node");
+  return out;
+}
+
+std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best, unsigned threads,
+                                       std::vector<std::string>* not_searched,
+                                       std::int64_t search_work) {
+  // Every scan is an independent task (a pure function of the context); tasks run on a small
+  // pool and each writes its own slot, and the slots are read in task order, so the output is
+  // the serial result whatever the thread count and timing.
+  const std::vector<Input> scanned = inputs(ctx);
+  const std::size_t tasks = 2 * scanned.size() + 2;
+  std::vector<char> gave_up(tasks, 0);
+  const bool hopeless = search_work > threshold_search_limit;
+  auto run = [&](std::size_t i) -> std::optional<Threshold> {
+    const bool downward = i % 2 == 0;
+    if (hopeless) {
+      gave_up[i] = 1;
+      return std::nullopt;
+    }
+    ScanBudget budget;
+    try {
+      if (i / 2 < scanned.size()) return scan(ctx, scanned[i / 2], best, downward, budget);
+      return node_size(ctx, best, downward, budget);
+    } catch (const OutOfBudget&) {
+      gave_up[i] = 1;
+      return std::nullopt;
+    }
+  };
+  std::vector<std::optional<Threshold>> found(tasks);
+  std::vector<std::exception_ptr> failed(tasks);
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, tasks));
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < tasks; i = next++) {
+      try {
+        found[i] = run(i);
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  std::vector<Threshold> out;
+  for (std::size_t i = 0; i < tasks; ++i) {
+    if (failed[i]) std::rethrow_exception(failed[i]);
+    if (found[i]) out.push_back(std::move(*found[i]));
+    if (gave_up[i] && not_searched) {
+      const std::string pointer =
+          i / 2 < scanned.size() ? scanned[i / 2].pointer : "/cluster/gpus_per_node";
+      not_searched->push_back(fmt::format("{} {}", pointer, i % 2 == 0 ? "below" : "above"));
+    }
+  }
+  return out;
+}
+
+}  // namespace planner

@@ -1,0 +1,447 @@
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "planner/io/context.hpp"
+#include "planner/search/rank.hpp"
+#include "planner/report/report.hpp"
+#include "planner/io/text.hpp"
+
+namespace planner {
+
+using nlohmann::json;
+
+namespace {
+
+const char* bool_text(bool b) { return b ? "true" : "false"; }
+
+/// The name of the tier the group of `a` pays.
+const std::string& group_tier_name(const Context& ctx, const Plan& p, Axis a) {
+  return tier_name(ctx.cluster, axis_tier(p, ctx.cluster, a));
+}
+
+json placement_json(const Context& ctx, const Plan& p) {
+  json order = json::array();
+  for (Axis a : p.placement) order.push_back(std::string(to_string(a)));
+  json j{{"order", order}};
+  for (const AxisInfo& row : axes) j[std::string(row.name)] = group_tier_name(ctx, p, row.axis);
+  return j;
+}
+
+json memory_json(const MemoryLedger& l) {
+  json j = json::object();
+  for (const LedgerLine& line : ledger_lines) j[std::string(line.name)] = l.*line.bytes;
+  j["total"] = l.total_bytes();
+  j["capacity"] = l.capacity_bytes;
+  return j;
+}
+
+json time_json(const Context& ctx, const Evaluation& e) {
+  if (ctx.workload.kind == WorkloadKind::serving) {
+    const ServingTime& t = e.serving;
+    return json{{"weight_read", t.weight_read_seconds},
+                {"kv_read", t.kv_read_seconds},
+                {"tp", t.tp_seconds},
+                {"tp_algorithm", std::string(to_string(t.tp_collective.algorithm))},
+                {"pp", t.pp_seconds},
+                {"per_token", t.per_token_seconds},
+                {"slo_margin", t.slo_margin_seconds},
+                {"replicas", t.replicas},
+                {"tokens_per_second", t.tokens_per_second}};
+  }
+  const TrainingTime& t = e.training;
+  return json{{"dense", t.dense_seconds},
+              {"attention", t.attention_seconds},
+              {"recompute", t.recompute_seconds},
+              {"scores_io", t.scores_io_seconds},
+              {"tp", t.tp_seconds},
+              {"tp_algorithm", std::string(to_string(t.tp_collective.algorithm))},
+              {"cp", t.cp_seconds},
+              {"cp_exposed", t.cp_exposed_seconds},
+              {"pp", t.pp_seconds},
+              {"per_micro_batch", t.micro_batch_seconds()},
+              {"bubble", t.bubble_seconds},
+              {"dp_comm", t.dp.comm_seconds},
+              {"dp_exposed", t.dp.exposed_seconds},
+              {"step", t.step_seconds},
+              {"global_sequences", t.global_sequences},
+              {"tokens_per_second", t.tokens_per_second},
+              {"mfu", t.mfu}};
+}
+
+json plan_fields_json(const Plan& p) {
+  return json{{"dp", p.dp},
+              {"tp", p.tp},
+              {"pp", p.pp},
+              {"cp", p.cp},
+              {"zero", p.zero},
+              {"recompute", std::string(to_string(p.recompute))},
+              {"flash_attention", p.flash_attention},
+              {"sequence_parallel", p.sequence_parallel},
+              {"micro_batch", p.micro_batch},
+              {"grad_accum", p.grad_accum}};
+}
+
+json traffic_json(const std::vector<TrafficNote>& notes) {
+  json out = json::array();
+  for (const TrafficNote& n : notes) {
+    out.push_back(json{{"axis", n.axis},
+                       {"tier", n.tier},
+                       {"collective", n.collective},
+                       {"algorithm", n.algorithm},
+                       {"message_bytes", n.message_bytes},
+                       {"messages_per_step", n.messages_per_step},
+                       {"seconds_per_step", n.seconds_per_step},
+                       {"compute_seconds_per_step", n.compute_seconds_per_step},
+                       {"exposed_seconds_per_step", n.exposed_seconds_per_step},
+                       {"critical_path", n.critical_path},
+                       {"hide_bandwidth", n.hide_bandwidth},
+                       {"budget_bandwidth", n.budget_bandwidth},
+                       {"summary", n.summary}});
+  }
+  return out;
+}
+
+/// Fails loudly on a non-finite number: the model must never produce one (issue: no NaN or
+/// inf may reach the output), and printing null would hide the bug.
+void check_finite(const json& j, const std::string& where) {
+  if (j.is_number_float() && !std::isfinite(j.get<double>())) {
+    throw std::logic_error("non-finite number at " + where);
+  }
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) check_finite(it.value(), where + "/" + it.key());
+  } else if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) check_finite(j[i], where + "/" + std::to_string(i));
+  }
+}
+
+std::string describe_memory_lines(const MemoryLedger& l) {
+  std::string out;
+  for (const LedgerLine& line : ledger_lines) {
+    const double bytes = l.*line.bytes;
+    if (bytes == 0) continue;
+    out += fmt::format("  {:<18} {:>10.1f} GiB {:>20.0f} B\n", line.name, bytes / gib, bytes);
+  }
+  out += fmt::format("  {:<18} {:>10.1f} GiB {:>20.0f} B   of {} ({})\n", "total",
+                     l.total_bytes() / gib, l.total_bytes(), gib_text(l.capacity_bytes),
+                     l.fits() ? "fits" : "does not fit");
+  return out;
+}
+
+std::string describe_time(const Context& ctx, const Evaluation& e) {
+  std::string out;
+  if (ctx.workload.kind == WorkloadKind::serving) {
+    const ServingTime& t = e.serving;
+    out += fmt::format("  weight read        {:>12}\n", seconds_text(t.weight_read_seconds));
+    out += fmt::format("  KV-cache read      {:>12}\n", seconds_text(t.kv_read_seconds));
+    out += fmt::format("  tp all-reduces     {:>12}   ({} x {}, {})\n", seconds_text(t.tp_seconds),
+                       t.tp_messages, seconds_text(t.tp_collective.seconds()),
+                       to_string(t.tp_collective.algorithm));
+    if (t.pp_seconds > 0) out += fmt::format("  stage sends        {:>12}\n", seconds_text(t.pp_seconds));
+    out += fmt::format("  per token          {:>12}   SLO {} ({} by {})\n",
+                       seconds_text(t.per_token_seconds),
+                       seconds_text(ctx.workload.serving.slo_per_token_seconds),
+                       t.slo_margin_seconds >= 0 ? "met" : "missed",
+                       seconds_text(std::abs(t.slo_margin_seconds)));
+    out += fmt::format("  throughput         {:>12.0f} tokens/s over {} replicas\n",
+                       t.tokens_per_second, t.replicas);
+    return out;
+  }
+  const TrainingTime& t = e.training;
+  out += "  per micro-batch, one GPU of the largest stage:\n";
+  out += fmt::format("    dense 6*P*D      {:>12}\n", seconds_text(t.dense_seconds));
+  out += fmt::format("    attention        {:>12}\n", seconds_text(t.attention_seconds));
+  if (t.recompute_seconds > 0) {
+    out += fmt::format("    recompute        {:>12}\n", seconds_text(t.recompute_seconds));
+  }
+  if (t.scores_io_seconds > 0) {
+    out += fmt::format("    score-matrix I/O {:>12}\n", seconds_text(t.scores_io_seconds));
+  }
+  if (t.tp_seconds > 0) {
+    out += fmt::format("    tp traffic       {:>12}   ({} x {}, {})\n", seconds_text(t.tp_seconds),
+                       t.tp_messages, seconds_text(t.tp_collective.seconds()),
+                       to_string(t.tp_collective.algorithm));
+  }
+  if (t.cp_seconds > 0) {
+    out += fmt::format("    cp ring          {:>12}   (exposed {})\n", seconds_text(t.cp_seconds),
+                       seconds_text(t.cp_exposed_seconds));
+  }
+  if (t.pp_seconds > 0) out += fmt::format("    stage sends      {:>12}\n", seconds_text(t.pp_seconds));
+  out += fmt::format("  per step ({} micro-batches):\n", t.micro_batches);
+  if (t.bubble_seconds > 0) {
+    out += fmt::format("    pipeline bubble  {:>12}\n", seconds_text(t.bubble_seconds));
+  }
+  out += fmt::format("    dp traffic       {:>12}   (exposed {})\n", seconds_text(t.dp.comm_seconds),
+                     seconds_text(t.dp.exposed_seconds));
+  out += fmt::format("    step             {:>12}   {:.0f} sequences, {:.0f} tokens/s, MFU {:.1f} %\n",
+                     seconds_text(t.step_seconds), t.global_sequences, t.tokens_per_second,
+                     100 * t.mfu);
+  return out;
+}
+
+std::string headline(const Context& ctx, const Evaluation& e) {
+  if (ctx.workload.kind == WorkloadKind::serving) {
+    return fmt::format("{} per token ({} SLO), {:.0f} tokens/s, {} of {} per GPU",
+                       seconds_text(e.serving.per_token_seconds),
+                       seconds_text(ctx.workload.serving.slo_per_token_seconds),
+                       e.serving.tokens_per_second, gib_text(e.memory.total_bytes()),
+                       gib_text(e.memory.capacity_bytes));
+  }
+  return fmt::format("{:.0f} tokens/s, step {}, MFU {:.1f} %, {} of {} per GPU",
+                     e.training.tokens_per_second, seconds_text(e.training.step_seconds),
+                     100 * e.training.mfu, gib_text(e.memory.total_bytes()),
+                     gib_text(e.memory.capacity_bytes));
+}
+
+
+}  // namespace
+
+std::string dump_json(const json& j) {
+  check_finite(j, "");
+  return j.dump(2) + "\n";
+}
+
+PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds) {
+  PlanReport r;
+  r.scenario = &s;
+  r.context = make_context(s);
+  SearchOptions options;
+  options.keep = std::max<std::size_t>(top, 1);
+  r.result = search(r.context, options);
+  r.explanation = explain(r.context, r.result, thresholds);
+  if (s.plan) r.pinned = evaluate(r.context, *s.plan);
+  return r;
+}
+
+json plan_json(const Context& ctx, const Evaluation& e) {
+  json j = plan_fields_json(e.plan);
+  j["placement"] = placement_json(ctx, e.plan);
+  j["description"] = describe(ctx, e.plan);
+  j["memory"] = memory_json(e.memory);
+  j["time"] = time_json(ctx, e);
+  return j;
+}
+
+json report_json(const PlanReport& r) {
+  const Context& ctx = r.context;
+  const Explanation& x = r.explanation;
+  json j;
+  j["schema_version"] = schema_version;
+  j["scenario"] = json{{"file", r.scenario->origin}, {"name", r.scenario->name}};
+  j["workload"] = ctx.workload.kind == WorkloadKind::training ? "training" : "serving";
+  j["effective_flops"] = ctx.flops_per_second;
+  j["binding_constraint"] = json{{"kind", x.binding.kind},
+                                 {"quadratic_dominates", x.binding.quadratic_dominates},
+                                 {"detail", x.binding.detail}};
+  j["best"] = r.result.found() ? plan_json(ctx, r.result.ranked.front()) : json(nullptr);
+  json ranked = json::array();
+  for (const Evaluation& e : r.result.ranked) ranked.push_back(plan_json(ctx, e));
+  j["ranked"] = ranked;
+  if (r.pinned) j["pinned"] = plan_json(ctx, *r.pinned);
+  json axes = json::array();
+  for (const AxisNote& a : x.axes) {
+    axes.push_back(json{{"axis", a.axis}, {"degree", a.degree}, {"used", a.used},
+                        {"tier", a.tier}, {"why", a.why}});
+  }
+  j["axes"] = axes;
+  j["traffic"] = traffic_json(x.traffic);
+  j["failure_mode"] = x.failure_mode;
+  json alternatives = json::array();
+  for (const Alternative& a : x.alternatives) {
+    alternatives.push_back(json{{"name", a.name},
+                                {"plan", a.best ? plan_json(ctx, *a.best) : json(nullptr)},
+                                {"verdict", a.verdict},
+                                {"traffic", traffic_json(a.traffic)}});
+  }
+  j["alternatives"] = alternatives;
+  json thresholds = json::array();
+  for (const Threshold& t : x.thresholds) {
+    thresholds.push_back(json{{"parameter", t.parameter},
+                              {"base_value", t.base_value},
+                              {"value", t.value},
+                              {"direction", t.direction},
+                              {"plan", plan_fields_json(t.plan)},
+                              {"summary", t.summary}});
+  }
+  j["thresholds"] = thresholds;
+  // Only present when some scan gave up, so that ordinary output is unchanged.
+  if (!x.thresholds_not_searched.empty()) j["thresholds_not_searched"] = x.thresholds_not_searched;
+  json rejected = json::array();
+  for (const Rejection& rej : r.result.rejected) {
+    rejected.push_back(json{{"plan", plan_fields_json(rej.plan)}, {"kind", rej.kind},
+                            {"reason", rej.reason}});
+  }
+  j["rejected"] = rejected;
+  json by_kind = json::object();
+  for (const auto& [kind, count] : r.result.rejected_by_kind) by_kind[kind] = count;
+  j["search"] = json{{"evaluated", r.result.evaluated},
+                     {"timed", r.result.timed},
+                     {"feasible", r.result.feasible},
+                     {"rejected_by_kind", by_kind}};
+  return j;
+}
+
+std::string report_text(const PlanReport& r) {
+  const Context& ctx = r.context;
+  const Explanation& x = r.explanation;
+  std::string out;
+  const std::string title = r.scenario->name.empty() ? r.scenario->origin
+                                                     : r.scenario->origin + " - " + r.scenario->name;
+  out += fmt::format("planner {}: {}\n\n", PLANNER_VERSION, title);
+  if (!r.result.found()) {
+    out += "No configuration fits.\n";
+    out += fmt::format("Binding constraint: {}: {}\n", x.binding.kind, x.binding.detail);
+    for (const Rejection& rej : r.result.rejected) {
+      out += fmt::format("  rejected ({}): {}: {}\n", rej.kind, describe(ctx, rej.plan), rej.reason);
+    }
+    return out;
+  }
+  const Evaluation& best = r.result.ranked.front();
+  out += fmt::format("Recommendation: {}\n  {}\n", describe(ctx, best.plan), headline(ctx, best));
+  if (r.pinned) {
+    const double ratio = seconds_per_unit(ctx, *r.pinned) / seconds_per_unit(ctx, best);
+    // A plan that does not fit has no speed to compare, and a pinned plan off the searched
+    // batch split can be the faster one (both printed "the recommendation is -98.3 % faster").
+    std::string verdict = fmt::format("the recommendation is {:.1f} % faster", 100 * (ratio - 1));
+    if (same_answer(ctx, r.pinned->plan, best.plan)) {
+      verdict = "the same answer";
+    } else if (!r.pinned->fits()) {
+      verdict = "the recommendation fits";
+    } else if (ratio < 1) {
+      verdict = fmt::format("the recommendation is {:.1f} % slower", 100 * (1 - ratio));
+    }
+    out += fmt::format("  your pinned plan ({}): {}; {}\n", describe(ctx, r.pinned->plan),
+                       r.pinned->fits() ? headline(ctx, *r.pinned) : "does not fit: " + memory_reason(r.pinned->memory),
+                       verdict);
+  }
+  out += fmt::format("\n1. Binding constraint: {}{}\n   {}\n", x.binding.kind,
+                     x.binding.quadratic_dominates ? " (the quadratic attention term dominates)" : "",
+                     x.binding.detail);
+  out += "\n2. Axes\n";
+  for (const AxisNote& a : x.axes) {
+    out += fmt::format("   {} = {}{}: {}\n", a.axis, a.degree,
+                       a.tier.empty() ? std::string() : fmt::format(" ({})", a.tier), a.why);
+  }
+  out += "\n3. Tiers and bandwidth\n";
+  for (const TrafficNote& n : x.traffic) out += fmt::format("   - {}\n", n.summary);
+  out += fmt::format("\n4. Failure mode accepted\n   {}\n", x.failure_mode);
+  out += "\n5. What would change the answer\n";
+  if (x.thresholds.empty()) out += "   (thresholds not computed or none within range)\n";
+  for (const Threshold& t : x.thresholds) out += fmt::format("   - {}\n", t.summary);
+  if (!x.thresholds_not_searched.empty()) {
+    out += fmt::format("   (not searched, the search is too large to rerun that often: {})\n",
+                       fmt::join(x.thresholds_not_searched, ", "));
+  }
+  out += "\nSimpler answers and alternatives\n";
+  for (const Alternative& a : x.alternatives) {
+    out += fmt::format("   - {}: {}\n", a.name, a.verdict);
+    for (const TrafficNote& n : a.traffic) {
+      if (n.axis == "tp" || n.axis == "dp" || n.axis == "dp x cp") {
+        out += fmt::format("       {}\n", n.summary);
+      }
+    }
+  }
+  out += "\nMemory per GPU\n" + describe_memory_lines(best.memory);
+  out += "\nTime\n" + describe_time(ctx, best);
+  if (r.result.ranked.size() > 1) {
+    out += "\nRunners-up\n";
+    for (std::size_t i = 1; i < r.result.ranked.size(); ++i) {
+      const Evaluation& e = r.result.ranked[i];
+      out += fmt::format("  {:>2}. {}: {}\n", i + 1, describe(ctx, e.plan), headline(ctx, e));
+    }
+  }
+  out += fmt::format("\nSearch: {} configurations evaluated, {} fit", r.result.evaluated,
+                     r.result.feasible);
+  for (const auto& [kind, count] : r.result.rejected_by_kind) {
+    out += fmt::format("; {} rejected for {}", count, kind);
+  }
+  out += "\n";
+  for (const Rejection& rej : r.result.rejected) {
+    out += fmt::format("  closest rejected ({}): {}: {}\n", rej.kind, describe(ctx, rej.plan),
+                       rej.reason);
+  }
+  return out;
+}
+
+std::string plan_csv_header(WorkloadKind kind) {
+  std::string h =
+      "dp,tp,pp,cp,zero,recompute,flash_attention,sequence_parallel,micro_batch,grad_accum,"
+      "tp_tier,cp_tier,pp_tier,dp_tier,memory_total_bytes,memory_capacity_bytes";
+  if (kind == WorkloadKind::training) return h + ",step_seconds,tokens_per_second,mfu";
+  return h + ",per_token_seconds,slo_margin_seconds,tokens_per_second";
+}
+
+std::string plan_csv_row(const Context& ctx, const Evaluation& e) {
+  const Plan& p = e.plan;
+  // The documented column order (docs/output.md §CSV): tiers of tp, cp, pp, dp.
+  std::string row = fmt::format(
+      "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.0f},{:.0f}", p.dp, p.tp, p.pp, p.cp, p.zero,
+      to_string(p.recompute), bool_text(p.flash_attention), bool_text(p.sequence_parallel),
+      p.micro_batch, p.grad_accum, group_tier_name(ctx, p, Axis::tp),
+      group_tier_name(ctx, p, Axis::cp), group_tier_name(ctx, p, Axis::pp),
+      group_tier_name(ctx, p, Axis::dp), e.memory.total_bytes(),
+      e.memory.capacity_bytes);
+  if (ctx.workload.kind == WorkloadKind::training) {
+    return row + fmt::format(",{:.6g},{:.6g},{:.6g}", e.training.step_seconds,
+                             e.training.tokens_per_second, e.training.mfu);
+  }
+  return row + fmt::format(",{:.6g},{:.6g},{:.6g}", e.serving.per_token_seconds,
+                           e.serving.slo_margin_seconds, e.serving.tokens_per_second);
+}
+
+std::string report_csv(const PlanReport& r) {
+  std::string out = "rank," + plan_csv_header(r.context.workload.kind) + "\n";
+  for (std::size_t i = 0; i < r.result.ranked.size(); ++i) {
+    out += fmt::format("{},{}\n", i + 1, plan_csv_row(r.context, r.result.ranked[i]));
+  }
+  return out;
+}
+
+json evaluation_report_json(const Scenario& s, const Context& ctx, const Evaluation& e) {
+  json j;
+  j["schema_version"] = schema_version;
+  j["scenario"] = json{{"file", s.origin}, {"name", s.name}};
+  j["workload"] = ctx.workload.kind == WorkloadKind::training ? "training" : "serving";
+  j["effective_flops"] = ctx.flops_per_second;
+  j["plan"] = plan_json(ctx, e);
+  j["fits"] = e.fits();
+  j["traffic"] = traffic_json(traffic_notes(ctx, e));
+  return j;
+}
+
+std::string evaluation_report_text(const Scenario& s, const Context& ctx, const Evaluation& e) {
+  std::string out = fmt::format("planner {}: {}\n\n", PLANNER_VERSION,
+                                s.name.empty() ? s.origin : s.origin + " - " + s.name);
+  out += fmt::format("Plan: {}\n", describe(ctx, e.plan));
+  if (ctx.calibrated) {
+    out += fmt::format("  effective {:.1f} TFLOP/s, from the measured step time\n",
+                       ctx.flops_per_second / 1e12);
+  }
+  out += "\nMemory per GPU\n" + describe_memory_lines(e.memory);
+  if (!e.fits()) out += "  " + memory_reason(e.memory) + "\n";
+  out += "\nTime\n" + describe_time(ctx, e);
+  const std::vector<TrafficNote> notes = traffic_notes(ctx, e);
+  if (!notes.empty()) {
+    out += "\nTraffic\n";
+    for (const TrafficNote& n : notes) out += fmt::format("  - {}\n", n.summary);
+  }
+  return out;
+}
+
+std::string evaluation_report_csv(const Context& ctx, const Evaluation& e) {
+  std::string out = "item,value\n";
+  for (const LedgerLine& line : ledger_lines) {
+    out += fmt::format("memory.{},{:.0f}\n", line.name, e.memory.*line.bytes);
+  }
+  out += fmt::format("memory.total,{:.0f}\nmemory.capacity,{:.0f}\n", e.memory.total_bytes(),
+                     e.memory.capacity_bytes);
+  const json t = time_json(ctx, e);
+  for (auto it = t.begin(); it != t.end(); ++it) {
+    if (it.value().is_number()) out += fmt::format("time.{},{:.9g}\n", it.key(), it.value().get<double>());
+  }
+  return out;
+}
+
+}  // namespace planner
