@@ -134,7 +134,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool full = !args.empty() && args[0] == "<full>";
   if (full) args.erase(args.begin());
   if (args.empty()) return 0;
-  const std::string& command = args[0];
+  const std::string command = args[0];  // a copy: args grows below
   if (command != "memory" && command != "collective" && command != "plan" &&
       command != "sweep" && command != "check") {
     return 0;
