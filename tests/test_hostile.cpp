@@ -29,9 +29,25 @@
 #include "planner/io/scenario_json.hpp"
 #include "planner/search/search.hpp"
 
+// Under AddressSanitizer (tests/run.sh's second stage) the binary is several times slower and
+// its resident memory holds the shadow and the quarantine: time and memory bounds are checked
+// in the Release build only.
+#if defined(__SANITIZE_ADDRESS__)
+#define PLANNER_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PLANNER_TEST_ASAN 1
+#endif
+#endif
+#ifndef PLANNER_TEST_ASAN
+#define PLANNER_TEST_ASAN 0
+#endif
+
 namespace {
 
 using nlohmann::json;
+
+constexpr bool sanitized = PLANNER_TEST_ASAN != 0;
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() /
@@ -144,7 +160,7 @@ TEST_CASE("A 10^6-point sweep prints its first rows at once", "[hostile][sweep]"
       code);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  CHECK(seconds < 20);
+  if (!sanitized) CHECK(seconds < 20);
   std::istringstream lines(out);
   std::string header, first, second;
   std::getline(lines, header);
@@ -170,7 +186,7 @@ TEST_CASE("Sweep memory does not grow with the number of points", "[hostile][swe
   CHECK(code == 0);
   rusage usage{};
   REQUIRE(getrusage(RUSAGE_CHILDREN, &usage) == 0);
-  CHECK(usage.ru_maxrss < 64 * 1024);  // kilobytes
+  if (!sanitized) CHECK(usage.ru_maxrss < 64 * 1024);  // kilobytes
 }
 
 TEST_CASE("A combination rejected at its turn stops the sweep after the rows before it", "[hostile][sweep]") {
@@ -262,7 +278,7 @@ TEST_CASE("A world of 8,648,640 GPUs plans within seconds, thresholds given up",
   const auto without = cli_harness::run({"plan", path, "--format", "json", "--no-thresholds"});
   std::filesystem::remove(path);
   REQUIRE(with.code == 0);
-  CHECK(seconds < 60);
+  if (!sanitized) CHECK(seconds < 60);
   const json a = json::parse(with.out);
   const json b = json::parse(without.out);
   CHECK(a.at("best") == b.at("best"));
