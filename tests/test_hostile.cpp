@@ -511,3 +511,26 @@ TEST_CASE("A bad --vary pointer is reported as the --vary's", "[hostile][sweep]"
   CHECK(r.err == "planner: error: --vary: /model/nope/x: /model/nope does not exist; --vary adds "
                  "keys only to existing objects, so set it whole: /model/nope={...}\n");
 }
+
+// ---- Fuzzing findings ------------------------------------------------------------------------
+
+TEST_CASE("Text that is not UTF-8 in --set and --vary is an input error, not exit 3", "[hostile][fuzz]") {
+  // fuzz_cli, first minutes of its hour: a --vary list item with bytes that are not UTF-8
+  // reached the JSON writer, which throws (an internal error, exit 3); so did --set /name=\xff
+  // with JSON output. Both are now refused with one clean line, exit 2.
+  const std::string item("\xf1\x8e\xf7\xfa\xfc\x7f\0\0" "64", 11);
+  auto r = cli_harness::run({"sweep", "scenarios/b.json", "--vary", "/model/heads=" + item + ",60",
+                             "--shard", "1/2", "--no-progress"});
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(one_clean_line(r.err));
+  CHECK_THAT(r.err, Catch::Contains("is not valid UTF-8 text"));
+  r = cli_harness::run({"plan", "scenarios/a.json", "--no-thresholds", "--format", "json", "--set",
+                        "/name=\xff"});
+  CHECK(r.code == 2);
+  CHECK(r.err == "planner: error: --set: /name: the value \"\\xff\" is not valid UTF-8 text\n");
+  r = cli_harness::run({"sweep", "scenarios/a.json", "--vary", "/name=\xff,b", "--format", "jsonl",
+                        "--no-progress"});
+  CHECK(r.code == 2);
+  CHECK(one_clean_line(r.err));
+}

@@ -97,6 +97,10 @@ SweepAxis parse_vary(const std::string& spec, const json& doc) {
     for (const std::string& item : split(rhs, ',')) {
       if (item.empty()) bad(spec, "empty item in the list");
       axis.values.push_back(value_of(item));
+      // As for --set: a string must be valid UTF-8 (the JSONL writer throws on anything else).
+      if (axis.values.back().is_string() && !valid_utf8(item)) {
+        bad(spec, fmt::format("item \"{}\" is not valid UTF-8 text", one_line(item, echo_limit)));
+      }
     }
     return axis;
   }
@@ -262,7 +266,7 @@ void check_axis(const json& base, const SweepAxis& axis, const std::string& spec
                 const std::string& origin) {
   try {
     json probe = base;
-    apply_override(probe, axis.pointer + "=" + axis.values.front().dump());
+    apply_override(probe, axis.pointer + "=0");  // the pointer alone: any value will do
   } catch (const InputError& e) {
     // The same rules as --set's, named for the option the user gave.
     std::string message = e.message();

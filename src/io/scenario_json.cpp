@@ -1030,6 +1030,12 @@ void apply_override(json& doc, std::string_view assignment) {
   std::string error;
   const std::string_view value_text = assignment.substr(eq + 1);
   auto value = try_parse(value_text, set_origin, pointer, error);
+  // A string must be valid UTF-8, as a JSON file's strings are (the parser checks those): the
+  // JSON writer throws on anything else, and a name printed in the output ended in exit 3.
+  if (!value && !valid_utf8(value_text)) {
+    fail(set_origin, pointer,
+         fmt::format("the value \"{}\" is not valid UTF-8 text", one_line(value_text, echo_limit)));
+  }
   // Not JSON: the text itself, so that --set /x/bandwidth=25GB/s needs no shell quoting.
   parent[tokens.back()] = value ? std::move(*value) : json(std::string(value_text));
 }

@@ -43,6 +43,21 @@ inline void append_hex(std::string& out, std::string_view prefix, unsigned char 
   return n;
 }
 
+/// True when `text` is valid UTF-8 throughout (JSON output needs it: nlohmann's writer throws
+/// on anything else).
+[[nodiscard]] inline bool valid_utf8(std::string_view text) noexcept {
+  for (std::size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+    } else if (const std::size_t n = utf8_sequence(text, i); n > 0) {
+      i += n;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 /// `text` with every control character escaped — C0 (below 0x20, NUL included) as \n, \r, \t
 /// or \xNN, DEL as \x7f, C1 (U+0080–U+009F, which some terminals take as escape sequences) as
 /// \u0080…\u009f — and every byte that is not valid UTF-8 as \xNN; then cut to at most about
