@@ -223,23 +223,24 @@ std::string run_point(const json& base, const Grid& grid, std::size_t i, const s
   options.accounting = false;  // only the winner is printed
   const SearchResult r = search(ctx, options);
   const BindingConstraint binding = binding_constraint(ctx);
+  const std::string binding_kind(to_string(binding.kind));
   const std::vector<std::size_t> idx = grid.index_of(i);
   if (csv) {
     std::string row;
     for (std::size_t a = 0; a < grid.axes.size(); ++a) {
       row += csv_cell(grid.axes[a].values[idx[a]]) + ",";
     }
-    if (r.found()) return row + "ok," + plan_csv_row(ctx, r.ranked.front()) + "," + binding.kind + "\n";
+    if (r.found()) return row + "ok," + plan_csv_row(ctx, r.ranked.front()) + "," + binding_kind + "\n";
     const std::string header = plan_csv_header(ctx.workload.kind);
     const auto columns =
         static_cast<std::size_t>(std::count(header.begin(), header.end(), ',') + 1);
-    return row + "no_fit," + std::string(columns - 1, ',') + "," + binding.kind + "\n";
+    return row + "no_fit," + std::string(columns - 1, ',') + "," + binding_kind + "\n";
   }
   json point = json::object();
   for (std::size_t a = 0; a < grid.axes.size(); ++a) {
     point[grid.axes[a].pointer] = grid.axes[a].values[idx[a]];
   }
-  json line = {{"point", point}, {"binding_constraint", binding.kind}};
+  json line = {{"point", point}, {"binding_constraint", binding_kind}};
   line["status"] = r.found() ? "ok" : "no_fit";
   line["best"] = r.found() ? plan_json(ctx, r.ranked.front()) : json(nullptr);
   return line.dump() + "\n";

@@ -1,13 +1,14 @@
 #include "planner/explain/thresholds.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <exception>
 #include <functional>
 #include <thread>
+
+#include "planner/search/answer.hpp"
+#include "planner/search/search.hpp"
 
 namespace planner {
 
@@ -53,7 +54,7 @@ struct Input {
   std::function<void(Context&, double)> set;
   double range = 100;  ///< search from value / range to value × range
   bool integer = false;
-  std::string unit;    ///< for the summary: "GB/s", "tokens", "GiB", "ms", ""
+  std::string unit;    ///< as quoted: "GB/s", "tokens", "GiB", "ms", ""
   double unit_scale = 1;
 };
 
@@ -107,10 +108,6 @@ bool same(const Context& ctx, const std::optional<Plan>& a, const Plan& b) {
   return a && same_answer(ctx, *a, b);
 }
 
-std::string plan_text(const Context& ctx, const std::optional<Plan>& p) {
-  return p ? describe(ctx, *p) : std::string("no plan fits");
-}
-
 /// Scan from the scenario's value in factor-2 steps (one direction) up to `range`, then
 /// bisect the first bracket where the recommendation differs from `best`.
 std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& best,
@@ -155,11 +152,11 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
       t.parameter = in.pointer;
       t.base_value = start;
       t.value = hi;
-      t.direction = downward ? "below" : "above";
-      if (other) t.plan = *other;
-      t.summary = fmt::format("{} {} {:.4g} {} (now {:.4g}): {}", in.pointer,
-                              downward ? "at or below" : "at or above", hi / in.unit_scale,
-                              in.unit, start / in.unit_scale, plan_text(base, other));
+      t.side = downward ? ThresholdSide::below : ThresholdSide::above;
+      t.plan = other;
+      t.gpus_per_node = base.cluster.gpus_per_node;
+      t.unit = in.unit;
+      t.unit_scale = in.unit_scale;
       return t;
     }
     same_value = next;
@@ -196,10 +193,10 @@ std::optional<Threshold> node_size(const Context& base, const Plan& best, bool d
       t.parameter = "/cluster/gpus_per_node";
       t.base_value = static_cast<double>(now);
       t.value = static_cast<double>(d);
-      t.direction = downward ? "below" : "above";
-      if (plan) t.plan = *plan;
-      t.summary = fmt::format("/cluster/gpus_per_node = {} (now {}, {} GPUs kept): {}", d, now,
-                              world, plan_text(ctx, plan));
+      t.side = downward ? ThresholdSide::below : ThresholdSide::above;
+      t.plan = plan;
+      t.gpus_per_node = d;
+      t.world_kept = true;
       return t;
     }
   }
@@ -216,7 +213,7 @@ std::vector<std::string> threshold_parameters(const Context& ctx) {
 }
 
 std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best, unsigned threads,
-                                       std::vector<std::string>* not_searched,
+                                       std::vector<ScanGivenUp>* not_searched,
                                        std::int64_t search_work) {
   // Every scan is an independent task (a pure function of the context); tasks run on a small
   // pool and each writes its own slot, and the slots are read in task order, so the output is
@@ -263,9 +260,9 @@ std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best, uns
     if (failed[i]) std::rethrow_exception(failed[i]);
     if (found[i]) out.push_back(std::move(*found[i]));
     if (gave_up[i] && not_searched) {
-      const std::string pointer =
-          i / 2 < scanned.size() ? scanned[i / 2].pointer : "/cluster/gpus_per_node";
-      not_searched->push_back(fmt::format("{} {}", pointer, i % 2 == 0 ? "below" : "above"));
+      not_searched->push_back(
+          {i / 2 < scanned.size() ? scanned[i / 2].pointer : "/cluster/gpus_per_node",
+           i % 2 == 0 ? ThresholdSide::below : ThresholdSide::above});
     }
   }
   return out;

@@ -5,15 +5,26 @@
 #include <stdexcept>
 
 #include "planner/io/context.hpp"
-#include "planner/search/rank.hpp"
-#include "planner/report/report.hpp"
+#include "planner/report/scaling_report.hpp"
 #include "planner/io/text.hpp"
+#include "planner/report/report.hpp"
+#include "planner/search/answer.hpp"
+#include "planner/search/rank.hpp"
 
 namespace planner {
 
 using nlohmann::json;
 
 namespace {
+
+/// The threshold scans that gave up, as "POINTER below" / "POINTER above".
+std::vector<std::string> not_searched_names(const PlanReport& r) {
+  std::vector<std::string> out;
+  for (const ScanGivenUp& g : r.thresholds_not_searched) {
+    out.push_back(fmt::format("{} {}", g.parameter, to_string(g.side)));
+  }
+  return out;
+}
 
 const char* bool_text(bool b) { return b ? "true" : "false"; }
 
@@ -52,7 +63,7 @@ json time_json(const Context& ctx, const Evaluation& e) {
                 {"tokens_per_second", t.tokens_per_second}};
   }
   const TrainingTime& t = e.training;
-  return json{{"dense", t.dense_seconds},
+  json j{{"dense", t.dense_seconds},
               {"attention", t.attention_seconds},
               {"recompute", t.recompute_seconds},
               {"scores_io", t.scores_io_seconds},
@@ -69,6 +80,9 @@ json time_json(const Context& ctx, const Evaluation& e) {
               {"global_sequences", t.global_sequences},
               {"tokens_per_second", t.tokens_per_second},
               {"mfu", t.mfu}};
+  // Only with the scenario's "stragglers" (docs/resilience.md §1), so other output is unchanged.
+  if (t.straggler_seconds > 0) j["straggler"] = t.straggler_seconds;
+  return j;
 }
 
 json plan_fields_json(const Plan& p) {
@@ -84,12 +98,12 @@ json plan_fields_json(const Plan& p) {
               {"grad_accum", p.grad_accum}};
 }
 
-json traffic_json(const std::vector<TrafficNote>& notes) {
+json traffic_json(const Context& ctx, const Evaluation& e, const std::vector<TrafficNote>& notes) {
   json out = json::array();
   for (const TrafficNote& n : notes) {
-    out.push_back(json{{"axis", n.axis},
+    out.push_back(json{{"axis", traffic_axis_name(n.axis)},
                        {"tier", n.tier},
-                       {"collective", n.collective},
+                       {"collective", traffic_collective(n)},
                        {"algorithm", n.algorithm},
                        {"message_bytes", n.message_bytes},
                        {"messages_per_step", n.messages_per_step},
@@ -99,7 +113,7 @@ json traffic_json(const std::vector<TrafficNote>& notes) {
                        {"critical_path", n.critical_path},
                        {"hide_bandwidth", n.hide_bandwidth},
                        {"budget_bandwidth", n.budget_bandwidth},
-                       {"summary", n.summary}});
+                       {"summary", traffic_summary(ctx, e, n)}});
   }
   return out;
 }
@@ -175,10 +189,22 @@ std::string describe_time(const Context& ctx, const Evaluation& e) {
   }
   out += fmt::format("    dp traffic       {:>12}   (exposed {})\n", seconds_text(t.dp.comm_seconds),
                      seconds_text(t.dp.exposed_seconds));
+  if (t.straggler_seconds > 0) {
+    out += fmt::format("    straggler wait   {:>12}\n", seconds_text(t.straggler_seconds));
+  }
   out += fmt::format("    step             {:>12}   {:.0f} sequences, {:.0f} tokens/s, MFU {:.1f} %\n",
                      seconds_text(t.step_seconds), t.global_sequences, t.tokens_per_second,
                      100 * t.mfu);
   return out;
+}
+
+/// The recommended training plan's restart budget, when the scenario has "resilience".
+std::optional<RestartBudget> plan_restart_budget(const PlanReport& r) {
+  if (!r.scenario->resilience || !r.result.found() ||
+      r.context.workload.kind != WorkloadKind::training) {
+    return std::nullopt;
+  }
+  return restart_budget(r.context, r.result.ranked.front(), *r.scenario->resilience);
 }
 
 std::string headline(const Context& ctx, const Evaluation& e) {
@@ -203,17 +229,30 @@ std::string dump_json(const json& j) {
   return j.dump(2) + "\n";
 }
 
-PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds) {
-  PlanReport r;
-  r.scenario = &s;
-  r.context = make_context(s);
-  SearchOptions options;
-  options.keep = std::max<std::size_t>(top, 1);
-  r.result = search(r.context, options);
-  r.explanation = explain(r.context, r.result, thresholds);
-  if (s.plan) r.pinned = evaluate(r.context, *s.plan);
-  return r;
+namespace {
+
+/// The explanation's parts of the report: axes, traffic, failure mode and alternatives.
+void explanation_json(const Context& ctx, const Explanation& x, const Evaluation& best, json& j) {
+  json axes = json::array();
+  for (const AxisNote& a : x.axes) {
+    axes.push_back(json{{"axis", std::string(to_string(a.axis))}, {"degree", a.degree},
+                        {"used", a.used}, {"tier", a.tier}, {"why", axis_why(ctx, x, best, a)}});
+  }
+  j["axes"] = axes;
+  j["traffic"] = traffic_json(ctx, best, x.traffic);
+  j["failure_mode"] = failure_mode_text(ctx, best, x.failure_modes);
+  json alternatives = json::array();
+  for (const Alternative& a : x.alternatives) {
+    alternatives.push_back(
+        json{{"name", alternative_name(ctx, a.kind)},
+             {"plan", a.best ? plan_json(ctx, *a.best) : json(nullptr)},
+             {"verdict", alternative_verdict(ctx, best, a)},
+             {"traffic", a.best ? traffic_json(ctx, *a.best, a.traffic) : json::array()}});
+  }
+  j["alternatives"] = alternatives;
 }
+
+}  // namespace
 
 json plan_json(const Context& ctx, const Evaluation& e) {
   json j = plan_fields_json(e.plan);
@@ -232,42 +271,34 @@ json report_json(const PlanReport& r) {
   j["scenario"] = json{{"file", r.scenario->origin}, {"name", r.scenario->name}};
   j["workload"] = ctx.workload.kind == WorkloadKind::training ? "training" : "serving";
   j["effective_flops"] = ctx.flops_per_second;
-  j["binding_constraint"] = json{{"kind", x.binding.kind},
+  j["binding_constraint"] = json{{"kind", std::string(to_string(x.binding.kind))},
                                  {"quadratic_dominates", x.binding.quadratic_dominates},
-                                 {"detail", x.binding.detail}};
+                                 {"detail", binding_detail(ctx, x.binding)}};
   j["best"] = r.result.found() ? plan_json(ctx, r.result.ranked.front()) : json(nullptr);
   json ranked = json::array();
   for (const Evaluation& e : r.result.ranked) ranked.push_back(plan_json(ctx, e));
   j["ranked"] = ranked;
   if (r.pinned) j["pinned"] = plan_json(ctx, *r.pinned);
-  json axes = json::array();
-  for (const AxisNote& a : x.axes) {
-    axes.push_back(json{{"axis", a.axis}, {"degree", a.degree}, {"used", a.used},
-                        {"tier", a.tier}, {"why", a.why}});
+  if (const std::optional<RestartBudget> b = plan_restart_budget(r)) {
+    j["resilience"] = restart_budget_json(*b);
   }
-  j["axes"] = axes;
-  j["traffic"] = traffic_json(x.traffic);
-  j["failure_mode"] = x.failure_mode;
-  json alternatives = json::array();
-  for (const Alternative& a : x.alternatives) {
-    alternatives.push_back(json{{"name", a.name},
-                                {"plan", a.best ? plan_json(ctx, *a.best) : json(nullptr)},
-                                {"verdict", a.verdict},
-                                {"traffic", traffic_json(a.traffic)}});
-  }
-  j["alternatives"] = alternatives;
+  j["axes"] = json::array();
+  j["traffic"] = json::array();
+  j["failure_mode"] = "";
+  j["alternatives"] = json::array();
+  if (r.result.found()) explanation_json(ctx, x, r.result.ranked.front(), j);
   json thresholds = json::array();
-  for (const Threshold& t : x.thresholds) {
+  for (const Threshold& t : r.thresholds) {
     thresholds.push_back(json{{"parameter", t.parameter},
                               {"base_value", t.base_value},
                               {"value", t.value},
-                              {"direction", t.direction},
-                              {"plan", plan_fields_json(t.plan)},
-                              {"summary", t.summary}});
+                              {"direction", std::string(to_string(t.side))},
+                              {"plan", plan_fields_json(t.plan.value_or(Plan{}))},
+                              {"summary", threshold_summary(ctx, t)}});
   }
   j["thresholds"] = thresholds;
   // Only present when some scan gave up, so that ordinary output is unchanged.
-  if (!x.thresholds_not_searched.empty()) j["thresholds_not_searched"] = x.thresholds_not_searched;
+  if (!r.thresholds_not_searched.empty()) j["thresholds_not_searched"] = not_searched_names(r);
   json rejected = json::array();
   for (const Rejection& rej : r.result.rejected) {
     rejected.push_back(json{{"plan", plan_fields_json(rej.plan)}, {"kind", rej.kind},
@@ -283,6 +314,51 @@ json report_json(const PlanReport& r) {
   return j;
 }
 
+namespace {
+
+/// The five parts of the explanation and the alternatives, in words.
+std::string explanation_text(const PlanReport& r) {
+  const Context& ctx = r.context;
+  const Explanation& x = r.explanation;
+  const Evaluation& best = r.result.ranked.front();
+  std::string out;
+  out += fmt::format("\n1. Binding constraint: {}{}\n   {}\n", to_string(x.binding.kind),
+                     x.binding.quadratic_dominates ? " (the quadratic attention term dominates)" : "",
+                     binding_detail(ctx, x.binding));
+  out += "\n2. Axes\n";
+  for (const AxisNote& a : x.axes) {
+    out += fmt::format("   {} = {}{}: {}\n", to_string(a.axis), a.degree,
+                       a.tier.empty() ? std::string() : fmt::format(" ({})", a.tier),
+                       axis_why(ctx, x, best, a));
+  }
+  out += "\n3. Tiers and bandwidth\n";
+  for (const TrafficNote& n : x.traffic) {
+    out += fmt::format("   - {}\n", traffic_summary(ctx, best, n));
+  }
+  out += fmt::format("\n4. Failure mode accepted\n   {}\n",
+                     failure_mode_text(ctx, best, x.failure_modes));
+  out += "\n5. What would change the answer\n";
+  if (r.thresholds.empty()) out += "   (thresholds not computed or none within range)\n";
+  for (const Threshold& t : r.thresholds) out += fmt::format("   - {}\n", threshold_summary(ctx, t));
+  if (!r.thresholds_not_searched.empty()) {
+    out += fmt::format("   (not searched, the search is too large to rerun that often: {})\n",
+                       fmt::join(not_searched_names(r), ", "));
+  }
+  out += "\nSimpler answers and alternatives\n";
+  for (const Alternative& a : x.alternatives) {
+    out += fmt::format("   - {}: {}\n", alternative_name(ctx, a.kind),
+                       alternative_verdict(ctx, best, a));
+    for (const TrafficNote& n : a.traffic) {
+      if (n.axis == TrafficAxis::tp || n.axis == TrafficAxis::dp || n.axis == TrafficAxis::dp_cp) {
+        out += fmt::format("       {}\n", traffic_summary(ctx, *a.best, n));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string report_text(const PlanReport& r) {
   const Context& ctx = r.context;
   const Explanation& x = r.explanation;
@@ -292,7 +368,8 @@ std::string report_text(const PlanReport& r) {
   out += fmt::format("planner {}: {}\n\n", PLANNER_VERSION, title);
   if (!r.result.found()) {
     out += "No configuration fits.\n";
-    out += fmt::format("Binding constraint: {}: {}\n", x.binding.kind, x.binding.detail);
+    out += fmt::format("Binding constraint: {}: {}\n", to_string(x.binding.kind),
+                       binding_detail(ctx, x.binding));
     for (const Rejection& rej : r.result.rejected) {
       out += fmt::format("  rejected ({}): {}: {}\n", rej.kind, describe(ctx, rej.plan), rej.reason);
     }
@@ -316,35 +393,12 @@ std::string report_text(const PlanReport& r) {
                        r.pinned->fits() ? headline(ctx, *r.pinned) : "does not fit: " + memory_reason(r.pinned->memory),
                        verdict);
   }
-  out += fmt::format("\n1. Binding constraint: {}{}\n   {}\n", x.binding.kind,
-                     x.binding.quadratic_dominates ? " (the quadratic attention term dominates)" : "",
-                     x.binding.detail);
-  out += "\n2. Axes\n";
-  for (const AxisNote& a : x.axes) {
-    out += fmt::format("   {} = {}{}: {}\n", a.axis, a.degree,
-                       a.tier.empty() ? std::string() : fmt::format(" ({})", a.tier), a.why);
-  }
-  out += "\n3. Tiers and bandwidth\n";
-  for (const TrafficNote& n : x.traffic) out += fmt::format("   - {}\n", n.summary);
-  out += fmt::format("\n4. Failure mode accepted\n   {}\n", x.failure_mode);
-  out += "\n5. What would change the answer\n";
-  if (x.thresholds.empty()) out += "   (thresholds not computed or none within range)\n";
-  for (const Threshold& t : x.thresholds) out += fmt::format("   - {}\n", t.summary);
-  if (!x.thresholds_not_searched.empty()) {
-    out += fmt::format("   (not searched, the search is too large to rerun that often: {})\n",
-                       fmt::join(x.thresholds_not_searched, ", "));
-  }
-  out += "\nSimpler answers and alternatives\n";
-  for (const Alternative& a : x.alternatives) {
-    out += fmt::format("   - {}: {}\n", a.name, a.verdict);
-    for (const TrafficNote& n : a.traffic) {
-      if (n.axis == "tp" || n.axis == "dp" || n.axis == "dp x cp") {
-        out += fmt::format("       {}\n", n.summary);
-      }
-    }
-  }
+  out += explanation_text(r);
   out += "\nMemory per GPU\n" + describe_memory_lines(best.memory);
   out += "\nTime\n" + describe_time(ctx, best);
+  if (const std::optional<RestartBudget> b = plan_restart_budget(r)) {
+    out += "\n" + restart_budget_text(*b, *r.scenario->resilience);
+  }
   if (r.result.ranked.size() > 1) {
     out += "\nRunners-up\n";
     for (std::size_t i = 1; i < r.result.ranked.size(); ++i) {
@@ -407,7 +461,7 @@ json evaluation_report_json(const Scenario& s, const Context& ctx, const Evaluat
   j["effective_flops"] = ctx.flops_per_second;
   j["plan"] = plan_json(ctx, e);
   j["fits"] = e.fits();
-  j["traffic"] = traffic_json(traffic_notes(ctx, e));
+  j["traffic"] = traffic_json(ctx, e, traffic_notes(ctx, e));
   return j;
 }
 
@@ -425,7 +479,7 @@ std::string evaluation_report_text(const Scenario& s, const Context& ctx, const 
   const std::vector<TrafficNote> notes = traffic_notes(ctx, e);
   if (!notes.empty()) {
     out += "\nTraffic\n";
-    for (const TrafficNote& n : notes) out += fmt::format("  - {}\n", n.summary);
+    for (const TrafficNote& n : notes) out += fmt::format("  - {}\n", traffic_summary(ctx, e, n));
   }
   return out;
 }

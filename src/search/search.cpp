@@ -43,11 +43,12 @@ thread_local Budget budget;
 
 /// The filter's conditions on the axes' degrees alone.
 bool passes_axes(const SearchFilter& f, const Plan& p) {
-  if (f.tp && *f.tp != p.tp) return false;
-  if (f.pp && *f.pp != p.pp) return false;
-  if (f.cp && *f.cp != p.cp) return false;
-  if (f.dp && *f.dp != p.dp) return false;
-  return p.tp >= f.tp_min && p.pp >= f.pp_min && p.cp >= f.cp_min;
+  for (const AxisInfo& row : axes) {
+    const auto i = static_cast<std::size_t>(row.axis);
+    const std::int64_t d = p.*row.degree;
+    if ((f.degrees[i] && *f.degrees[i] != d) || d < f.min_degrees[i]) return false;
+  }
+  return true;
 }
 
 /// Everything but placement.
@@ -448,7 +449,7 @@ void time_candidates(const Context& ctx, const SearchOptions& options, Scratch& 
           p.placement = s.placement_pool[g.placements + k];
           ++result.timed;
           budget.spend(1);
-          out.offer_training(p, ledger, training_time(m, c, p, ctx.flops_per_second));
+          out.offer_training(p, ledger, training_time(ctx, p));
         }
       }
     }
@@ -460,7 +461,6 @@ void time_candidates(const Context& ctx, const SearchOptions& options, Scratch& 
 /// there and then) or pruned (fitting configurations become candidates for pass 2).
 void search_training(const Context& ctx, const SearchOptions& options, Collector& out,
                      SearchResult& result, Scratch& s) {
-  const Model& m = ctx.model;
   const Cluster& c = ctx.cluster;
   const SearchFilter& filter = options.filter;
   enumerate_groups(ctx, filter, s, &out, [&](std::uint32_t group_index) {
@@ -502,7 +502,7 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
               p.placement = s.placement_pool[g.placements + k];
               ++result.timed;
               budget.spend(1);
-              out.offer_training(p, ledger, training_time(m, c, p, ctx.flops_per_second));
+              out.offer_training(p, ledger, training_time(ctx, p));
             }
           }
         }

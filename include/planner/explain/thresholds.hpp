@@ -1,16 +1,39 @@
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "planner/model/evaluate.hpp"
-#include "planner/explain/explain.hpp"
 
 /// "What would change the answer": for each key input, the nearest value below and above the
 /// scenario's at which the recommended plan changes, found by running the whole planner at
-/// geometrically spaced values and bisecting the first bracket (docs/ranking.md §4).
+/// geometrically spaced values and bisecting the first bracket (docs/ranking.md §4). Depends
+/// on the search and the model only; the report renders the records.
 
 namespace planner {
+
+enum class ThresholdSide { below, above };
+
+[[nodiscard]] constexpr std::string_view to_string(ThresholdSide s) noexcept {
+  return s == ThresholdSide::below ? "below" : "above";
+}
+
+/// Where the recommendation flips as one input moves.
+struct Threshold {
+  std::string parameter;  ///< JSON pointer into the scenario
+  double base_value = 0;  ///< the scenario's value, base units
+  double value = 0;       ///< the flip point, base units
+  ThresholdSide side = ThresholdSide::below;
+  std::optional<Plan> plan;  ///< the recommendation on the other side; none when none fits
+  /// GPUs per node of the cluster `plan` was found on (the scenario's, except when that is
+  /// the input moved, the world size kept), so its tiers can be named.
+  std::int64_t gpus_per_node = 1;
+  bool world_kept = false;   ///< GPUs per node moved with the world size kept
+  std::string unit;          ///< the unit the input is quoted in: "GB/s", "tokens", "GiB", …
+  double unit_scale = 1;     ///< base units per quoted unit
+};
 
 /// The plan the full search recommends for `ctx`, if any fits.
 [[nodiscard]] std::optional<Plan> recommend(const Context& ctx);
@@ -32,13 +55,18 @@ inline constexpr std::int64_t threshold_work_budget = 1'000'000;
 /// (time, and memory on every thread at once).
 inline constexpr std::int64_t threshold_search_limit = threshold_work_budget / 8;
 
+/// A scan that ran out of threshold_work_budget: its input and direction.
+struct ScanGivenUp {
+  std::string parameter;  ///< JSON pointer into the scenario
+  ThresholdSide side = ThresholdSide::below;
+};
+
 /// Thresholds around the plan `best` (the recommendation for `ctx`), whose search did
 /// `search_work` (0: unknown, the scans run). The scans run on up to
 /// `threads` threads (0: one per core); the result is the same for every thread count. Scans
-/// that ran out of threshold_work_budget are listed in `not_searched` ("POINTER below" or
-/// "POINTER above"), when given.
+/// that ran out of threshold_work_budget are listed in `not_searched`, when given.
 [[nodiscard]] std::vector<Threshold> find_thresholds(
     const Context& ctx, const Plan& best, unsigned threads = 0,
-    std::vector<std::string>* not_searched = nullptr, std::int64_t search_work = 0);
+    std::vector<ScanGivenUp>* not_searched = nullptr, std::int64_t search_work = 0);
 
 }  // namespace planner

@@ -31,6 +31,11 @@ struct DataParallelTraffic {
   double comm_seconds = 0;      ///< all DP collectives of the step
   double exposed_seconds = 0;   ///< what the backward/forward windows cannot hide
   double bytes_per_step = 0;    ///< buffer bytes the rank's collectives carry per step
+  /// Buffer-sized collectives per step (an all-reduce, a reduce-scatter or an all-gather of
+  /// gradient_bytes): ZeRO-0 1, ZeRO-1 2, ZeRO-2 m + 1, ZeRO-3 3·m.
+  double collectives_per_step = 0;
+  double forward_window_seconds = 0;   ///< one micro-batch's forward: what hides a gather
+  double backward_window_seconds = 0;  ///< one micro-batch's backward: what hides a reduction
 };
 
 struct TrainingTime {
@@ -45,6 +50,7 @@ struct TrainingTime {
   double tp_seconds = 0;         ///< all of them; on the critical path
   double cp_block_bytes = 0;     ///< one K/V block passed around the ring
   CollectiveCost cp_step;        ///< one ring step
+  double cp_passes = 0;          ///< ring passes per layer: 3 (forward, backward K/V and grads), 4 with full recompute
   double cp_seconds = 0;         ///< ring traffic per micro-batch
   double cp_exposed_seconds = 0; ///< what attention compute does not hide
   double pp_message_bytes = 0;
@@ -55,6 +61,7 @@ struct TrainingTime {
   DataParallelTraffic dp;
   double inter_node_bytes = 0;  ///< bytes per GPU per step that cross nodes (all axes)
   double step_seconds = 0;
+  double straggler_seconds = 0;  ///< in step_seconds: the wait for the slowest rank (0 unless given)
   double global_sequences = 0;
   double tokens_per_second = 0;
   double mfu = 0;  ///< model FLOP/s per GPU ÷ the effective FLOP/s the time model uses
@@ -90,6 +97,8 @@ struct TrainingTime {
                                                                double backward_seconds) noexcept {
   DataParallelTraffic t;
   t.ranks = state_shard_ranks(p);
+  t.forward_window_seconds = forward_seconds;
+  t.backward_window_seconds = backward_seconds;
   t.tier = axis_tier(p, c, Axis::dp);
   t.inside_node = t.tier == 0;
   const Tier& tier = c.tiers[t.tier];
@@ -113,23 +122,27 @@ struct TrainingTime {
   const double ag_bucket = cost(Collective::all_gather, bucket_bytes).seconds();
   switch (p.zero) {
     case 0:
+      t.collectives_per_step = 1.0;
       t.comm_seconds = ar;
       t.exposed_seconds = exposed_seconds(ar, ar_bucket, backward_seconds);
       t.bytes_per_step = 2.0 * share * t.gradient_bytes;
       break;
     case 1:
+      t.collectives_per_step = 2.0;
       t.comm_seconds = rs + ag;
       t.exposed_seconds = exposed_seconds(rs, rs_bucket, backward_seconds) +
                           exposed_seconds(ag, ag_bucket, forward_seconds);
       t.bytes_per_step = 2.0 * share * t.gradient_bytes;
       break;
     case 2:
+      t.collectives_per_step = n + 1.0;
       t.comm_seconds = n * rs + ag;
       t.exposed_seconds = n * exposed_seconds(rs, rs_bucket, backward_seconds) +
                           exposed_seconds(ag, ag_bucket, forward_seconds);
       t.bytes_per_step = (n + 1.0) * share * t.gradient_bytes;
       break;
     default:
+      t.collectives_per_step = 3.0 * n;
       t.comm_seconds = n * (2.0 * ag + rs);
       t.exposed_seconds =
           n * (exposed_seconds(ag, ag_bucket, forward_seconds) +
@@ -197,6 +210,7 @@ struct TrainingTime {
     t.cp_block_bytes = 2.0 * local_tokens * b * kv_hidden(m) * element_bytes;
     t.cp_step = cheapest_collective(Collective::point_to_point, 2, t.cp_block_bytes, c.tiers[k]);
     const double passes = p.recompute == Recompute::full ? 4.0 : 3.0;
+    t.cp_passes = passes;
     const double per_layer = passes * static_cast<double>(p.cp - 1) * t.cp_step.seconds();
     const double attention_per_layer = t.attention_seconds / layers;
     t.cp_seconds = per_layer * layers;

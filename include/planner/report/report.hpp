@@ -6,6 +6,8 @@
 
 #include "planner/model/evaluate.hpp"
 #include "planner/explain/explain.hpp"
+#include "planner/explain/thresholds.hpp"
+#include "planner/report/explain_text.hpp"
 #include "planner/inputs/scenario.hpp"
 #include "planner/search/search.hpp"
 
@@ -23,9 +25,15 @@ struct PlanReport {
   Context context;
   SearchResult result;
   Explanation explanation;
-  std::optional<Evaluation> pinned;  ///< the scenario's own plan, evaluated
+  std::vector<Threshold> thresholds;  ///< empty unless asked for
+  /// Threshold scans that ran out of their work budget; empty for every ordinary scenario
+  /// (explain/thresholds.hpp, threshold_work_budget).
+  std::vector<ScanGivenUp> thresholds_not_searched;
+  std::optional<Evaluation> pinned;   ///< the scenario's own plan, evaluated
 };
 
+/// Search, explain, and (with `thresholds`, the costly part: the planner runs again for
+/// every threshold input) find what would change the answer (plan_report.cpp).
 [[nodiscard]] PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds);
 
 [[nodiscard]] nlohmann::json plan_json(const Context& ctx, const Evaluation& e);

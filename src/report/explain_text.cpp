@@ -1,0 +1,282 @@
+#include "planner/report/explain_text.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "planner/io/text.hpp"
+
+/// The explanation's records in words (traffic notes: traffic_text.cpp).
+
+namespace planner {
+
+std::string describe(const Context& ctx, const Plan& p) {
+  const Cluster& c = ctx.cluster;
+  std::vector<std::string> parts;
+  auto axis = [&](Axis a) {
+    const std::int64_t d = degree(p, a);
+    if (d <= 1) return;
+    // Two tiers read "intra" and "inter" (node); a domain between them reads its own name.
+    const std::size_t k = axis_tier(p, c, a);
+    const std::string tier = k == 0 ? "intra" : k == c.network_index() ? "inter" : tier_name(c, k);
+    parts.push_back(fmt::format("{} {} ({})", to_string(a), d, tier));
+  };
+  axis(Axis::tp);
+  axis(Axis::cp);
+  axis(Axis::pp);
+  axis(Axis::dp);
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? " x " : "") + parts[i];
+  if (out.empty()) out = "1 GPU";
+  if (ctx.workload.kind == WorkloadKind::serving) return out;
+  out += fmt::format(", ZeRO-{}", p.zero);
+  if (p.sequence_parallel) out += ", SP";
+  if (p.flash_attention) out += ", flash";
+  out += fmt::format(", {} recompute", to_string(p.recompute));
+  out += fmt::format(", micro-batch {} x {}", p.micro_batch, p.grad_accum);
+  return out;
+}
+
+namespace {
+
+std::string serving_binding_detail(const Context& ctx, const BindingConstraint& b) {
+  const Cluster& c = ctx.cluster;
+  const double slo = ctx.workload.serving.slo_per_token_seconds;
+  return fmt::format(
+      "weights {} ({} one GPU's {}); reading them once per token at {:.1f} TB/s takes {}, "
+      "{:.1f}x the {} SLO",
+      bytes_text(b.weights_bytes), b.weights_exceed_gpu ? "exceed" : "fit",
+      bytes_text(c.gpu.memory_bytes), c.gpu.memory_bandwidth_bytes_per_second / 1e12,
+      seconds_text(b.weight_read_seconds), b.weight_read_seconds / slo, seconds_text(slo));
+}
+
+}  // namespace
+
+std::string binding_detail(const Context& ctx, const BindingConstraint& b) {
+  if (ctx.workload.kind == WorkloadKind::serving) return serving_binding_detail(ctx, b);
+  const Cluster& c = ctx.cluster;
+  const Triage& tri = b.triage;
+  const std::string triage_text = fmt::format(
+      "; triage (seed 004): a DDP replica needs {} ({}), shard model state: {}, tensor split "
+      "needed for the largest layer ({}): {}, pipeline candidate (activations > parameters): {}",
+      bytes_text(tri.replica_bytes), tri.replica_fits ? "fits" : "does not fit",
+      tri.shard_state ? "yes" : "no", bytes_text(b.layer_bytes), tri.split_tensor ? "yes" : "no",
+      tri.pipeline_candidate ? "yes" : "no");
+  const double linear = b.terms.replicated_bytes + b.terms.tp_split_bytes;
+  const std::string activations = fmt::format(
+      "activations per replica {} without recompute, {} with selective recompute (the s^2 "
+      "attention term is {:.1f}x the rest)",
+      bytes_text(b.no_recompute.activations_bytes), bytes_text(b.selective.activations_bytes),
+      b.terms.scores_bytes / linear);
+  const double state = b.selective.state_bytes();
+  const double reserve = c.gpu.reserve_bytes;
+  switch (b.kind) {
+    case BindingKind::state_memory:
+      return fmt::format("model state {:.3g} params x {:g} B = {} is {:.2f}x one GPU's {}; {}",
+                         b.params, ctx.workload.training.bytes_per_param, bytes_text(state),
+                         state / c.gpu.memory_bytes, bytes_text(c.gpu.memory_bytes),
+                         activations) +
+             triage_text;
+    case BindingKind::activation_memory:
+      return fmt::format("model state {} fits one GPU, but {}; {} usable per GPU{}",
+                         bytes_text(state), activations, bytes_text(b.usable_bytes),
+                         b.quadratic_dominates ? "; the quadratic attention term dominates"
+                                               : "") +
+             triage_text;
+    default:
+      return fmt::format(
+                 "one replica fits: state {} + selective activations {} + reserve {} = {} <= {} "
+                 "(without recompute {}); but one GPU would need {} per {:.0f}-sequence step",
+                 bytes_text(state), bytes_text(b.selective.activations_bytes),
+                 bytes_text(reserve),
+                 bytes_text(state + b.selective.activations_bytes + reserve),
+                 bytes_text(c.gpu.memory_bytes),
+                 bytes_text(state + b.no_recompute.activations_bytes + reserve),
+                 seconds_text(b.one_gpu_step_seconds), std::ceil(target_sequences(ctx))) +
+             triage_text;
+  }
+}
+
+std::string axis_why(const Context& ctx, const Explanation& x, const Evaluation& best,
+                     const AxisNote& a) {
+  const Plan& p = best.plan;
+  const bool training = ctx.workload.kind == WorkloadKind::training;
+  std::string verdict;
+  if (a.alternative) {
+    if (const Alternative* alt = x.find(*a.alternative)) {
+      verdict = alternative_name(ctx, alt->kind) + ": " + alternative_verdict(ctx, best, *alt);
+    }
+  }
+  std::string why;
+  switch (a.axis) {
+    case Axis::dp:
+      why = training ? fmt::format("{} replicas, each {} sequences per step ({} x {}), for "
+                                   "throughput toward the {:.1f}-sequence target ({:g} tokens / {})",
+                                   p.dp, p.micro_batch * p.grad_accum, p.micro_batch, p.grad_accum,
+                                   target_sequences(ctx),
+                                   ctx.workload.training.global_batch_tokens, ctx.model.seq_len)
+                     : fmt::format("{} replicas of the engine for queries per second", p.dp);
+      break;
+    case Axis::tp:
+      why = p.tp > 1 ? fmt::format("splits every layer {} ways; {}", p.tp, verdict) : verdict;
+      break;
+    case Axis::pp:
+      why = p.pp > 1 ? fmt::format("{} stages of at most {} layers", p.pp,
+                                   stage_layers(ctx.model, p))
+                     : verdict;
+      break;
+    case Axis::cp:
+      why = p.cp > 1 ? fmt::format("splits each sequence {} ways: {}", p.cp, verdict) : verdict;
+      break;
+  }
+  return a.used || why.empty() ? why : "not used; " + why;
+}
+
+std::string failure_mode_text(const Context& ctx, const Evaluation& e,
+                              const std::vector<FailureMode>& modes) {
+  const Plan& p = e.plan;
+  auto text = [&](FailureMode m) -> std::string {
+    switch (m) {
+      case FailureMode::serving_tp_critical_path:
+        return fmt::format(
+            "the tp all-reduce sits on the critical path of every layer of every decode step, so "
+            "fabric jitter lands directly in p99 time per output token; tp cannot grow past the "
+            "node ({} GPUs) without small-message latency collapsing it",
+            ctx.cluster.gpus_per_node);
+      case FailureMode::serving_stage_latency:
+        return "a token traverses every pipeline stage, so stage latencies add up";
+      case FailureMode::serving_one_gpu:
+        return "one GPU per engine: its HBM bandwidth is the whole budget";
+      case FailureMode::cp_causal_imbalance:
+        return "causal masking makes a contiguous context-parallel split uneven: the rank holding "
+               "the last tokens attends over the whole history while the first idles; use a "
+               "striped or zig-zag token assignment (symptom: per-rank attention time rising with "
+               "rank index)";
+      case FailureMode::tp_fate_sharing:
+        return fmt::format(
+            "a tp group of {} is a fate-sharing unit: one lost GPU fails the group's step, and "
+            "its {:.0f} % traffic overhead is structural (symptom: step time scaling worse than "
+            "linearly as tp widens)",
+            p.tp, 100 * e.training.tp_seconds / e.training.compute_seconds());
+      case FailureMode::pipeline_bubble:
+        return fmt::format(
+            "pipeline bubble and stage imbalance: {:.1f} % bubble, and the largest stage holds {} "
+            "of {} layers",
+            100.0 * bubble_slots(p) / static_cast<double>(p.grad_accum),
+            stage_layers(ctx.model, p), ctx.model.layers);
+      case FailureMode::critical_batch:
+        break;
+    }
+    const double tokens = e.training.global_sequences * static_cast<double>(ctx.model.seq_len);
+    return fmt::format(
+        "the critical batch size: dp = {} sets a global batch of {:.0f} sequences ({:.3g} "
+        "tokens); past the critical batch size, extra tokens per step stop buying convergence "
+        "(symptom: loss against wall-clock improves while loss against tokens worsens)",
+        p.dp, e.training.global_sequences, tokens);
+  };
+  std::string out;
+  for (std::size_t i = 0; i < modes.size(); ++i) out += (i ? "; " : "") + text(modes[i]);
+  return out;
+}
+
+std::string alternative_name(const Context& ctx, AlternativeKind k) {
+  switch (k) {
+    case AlternativeKind::pure_data_parallel:
+      return "pure data parallel (any ZeRO stage, FSDP included)";
+    case AlternativeKind::one_gpu_per_engine: return "one GPU per engine";
+    case AlternativeKind::fsdp: return "FSDP (ZeRO-3) over every GPU";
+    case AlternativeKind::without_tp: return "without tp";
+    case AlternativeKind::without_pp: return "without pp";
+    case AlternativeKind::without_cp: return "without cp";
+    case AlternativeKind::tp_filling_node:
+      return fmt::format("tp = {} filling the node", ctx.cluster.gpus_per_node);
+    case AlternativeKind::with_pipeline: return "with pipeline stages";
+    case AlternativeKind::with_context: return "with context parallelism";
+    case AlternativeKind::without_flash: return "without tiled (flash) attention";
+    case AlternativeKind::full_recompute: return "full recompute";
+  }
+  return "";
+}
+
+namespace {
+
+/// The component by which the alternative loses most (explain.cpp's choice), in words.
+std::string losing_text(const Evaluation& best, const Alternative& a, bool serving) {
+  if (serving) {
+    const ServingTime& s = a.best->serving;
+    return fmt::format("{} per token against {}, {:.0f} tokens/s against {:.0f} ({} replicas "
+                       "against {})",
+                       seconds_text(s.per_token_seconds), seconds_text(best.serving.per_token_seconds),
+                       s.tokens_per_second, best.serving.tokens_per_second, s.replicas,
+                       best.serving.replicas);
+  }
+  static constexpr const char* names[] = {"compute", "tensor-parallel traffic",
+                                          "exposed ring traffic", "pipeline sends and bubble",
+                                          "exposed data-parallel traffic"};
+  return fmt::format("its {} is {} per step ({} in the recommendation)",
+                     names[static_cast<int>(a.losing)], seconds_text(a.losing_seconds),
+                     a.recommended_seconds > 0 ? seconds_text(a.recommended_seconds) : "none");
+}
+
+std::string criterion_text(const Alternative& a) {
+  switch (a.criterion) {
+    case Criterion::throughput: return "fewer tokens per second over all replicas";
+    case Criterion::model_axes: return "more model-parallel axes";
+    case Criterion::pipeline: return "a pipeline";
+    case Criterion::crossing_axes: return "more axes crossing nodes";
+    case Criterion::inter_node_bytes:
+      return fmt::format("more inter-node traffic ({:.0f} against {:.0f} B per token)",
+                         a.key.inter_node_bytes, a.best_key.inter_node_bytes);
+    case Criterion::memory:
+      return fmt::format("more memory ({} against {} per GPU)", bytes_text(a.key.memory_bytes),
+                         bytes_text(a.best_key.memory_bytes));
+    case Criterion::canonical: break;
+  }
+  return "the canonical order";
+}
+
+}  // namespace
+
+std::string alternative_verdict(const Context& ctx, const Evaluation& best, const Alternative& a) {
+  const bool serving = ctx.workload.kind == WorkloadKind::serving;
+  std::string how;
+  switch (a.outcome) {
+    case AlternativeOutcome::misses_slo:
+      how = fmt::format("misses the SLO: {}", losing_text(best, a, serving));
+      break;
+    case AlternativeOutcome::ties:
+      how = fmt::format("ties on time within the model's 1 % resolution ({:+.1f} %) and loses "
+                        "on {}",
+                        100 * a.slower, criterion_text(a));
+      break;
+    case AlternativeOutcome::slower:
+      how = fmt::format("{:.1f} % slower: {}", 100 * a.slower, losing_text(best, a, serving));
+      break;
+    case AlternativeOutcome::no_fit:
+      return fmt::format("does not fit: the closest, {}, {}", describe(ctx, a.rejection->plan),
+                         a.rejection->reason);
+    case AlternativeOutcome::not_legal:
+      return fmt::format("not legal: {}", a.rejection->reason);
+    case AlternativeOutcome::none_legal:
+      return "no legal configuration";
+  }
+  return fmt::format("{} fits ({} per GPU) but {}", describe(ctx, a.best->plan),
+                     bytes_text(a.best->memory.total_bytes()), how);
+}
+
+std::string threshold_summary(const Context& ctx, const Threshold& t) {
+  Context found = ctx;
+  found.cluster.gpus_per_node = t.gpus_per_node;
+  found.cluster.nodes = world_size(ctx.cluster) / t.gpus_per_node;
+  const std::string plan = t.plan ? describe(found, *t.plan) : std::string("no plan fits");
+  if (t.world_kept) {
+    return fmt::format("{} = {} (now {}, {} GPUs kept): {}", t.parameter,
+                       static_cast<std::int64_t>(t.value), static_cast<std::int64_t>(t.base_value),
+                       world_size(ctx.cluster), plan);
+  }
+  return fmt::format("{} {} {:.4g} {} (now {:.4g}): {}", t.parameter,
+                     t.side == ThresholdSide::below ? "at or below" : "at or above",
+                     t.value / t.unit_scale, t.unit, t.base_value / t.unit_scale, plan);
+}
+
+}  // namespace planner

@@ -1,0 +1,87 @@
+// The explanation's records (explain.hpp): facts the model computed, alternatives found by
+// kind, and the sentences built from them in the report layer (report/explain_text.hpp).
+
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+#include <variant>
+
+#include "planner/explain/explain.hpp"
+#include "planner/io/context.hpp"
+#include "planner/io/scenario_json.hpp"
+#include "planner/report/explain_text.hpp"
+#include "planner/search/search.hpp"
+
+using namespace planner;
+
+namespace {
+
+Context context_of(const char* name) {
+  return make_context(
+      load_scenario_file(std::string(PLANNER_SOURCE_DIR) + "/scenarios/" + name));
+}
+
+}  // namespace
+
+TEST_CASE("Each axis note names an alternative that was timed, or none", "[explain]") {
+  for (const char* name : {"a.json", "b.json", "c.json", "d.json", "llama3-70b-h100.json",
+                           "llama3-8b-serving-h100.json"}) {
+    INFO(name);
+    const Context ctx = context_of(name);
+    SearchOptions options;
+    options.keep = 1;
+    const SearchResult r = search(ctx, options);
+    REQUIRE(r.found());
+    const Explanation x = explain(ctx, r);
+    std::set<AlternativeKind> kinds;
+    for (const Alternative& a : x.alternatives) {
+      CHECK(kinds.insert(a.kind).second);  // each kind once
+      CHECK(a.best.has_value() == (a.outcome == AlternativeOutcome::slower ||
+                                   a.outcome == AlternativeOutcome::ties ||
+                                   a.outcome == AlternativeOutcome::misses_slo));
+      CHECK_FALSE(alternative_verdict(ctx, r.ranked.front(), a).empty());
+    }
+    const Plan& p = r.ranked.front().plan;
+    for (const AxisNote& n : x.axes) {
+      CHECK(n.degree == degree(p, n.axis));
+      // A used model axis is justified by the answer without it, which is always timed.
+      if (n.used && n.axis != Axis::dp && n.axis != Axis::pp) {
+        REQUIRE(n.alternative);
+        CHECK(x.find(*n.alternative) != nullptr);
+      }
+    }
+  }
+}
+
+TEST_CASE("The data-parallel note quotes the model's windows and collective count", "[explain]") {
+  const Context ctx = context_of("a.json");
+  const SearchResult r = search(ctx);
+  REQUIRE(r.found());
+  for (const Evaluation& e : r.ranked) {
+    const DataParallelTraffic& d = e.training.dp;
+    const MicroBatchFlops f = micro_batch_flops(ctx.model, e.plan);
+    CHECK(d.forward_window_seconds == f.forward() / ctx.flops_per_second);
+    CHECK(d.backward_window_seconds == f.backward() / ctx.flops_per_second);
+    for (const TrafficNote& n : traffic_notes(ctx, e)) {
+      if (!std::holds_alternative<DpFacts>(n.facts)) continue;
+      CHECK(n.messages_per_step == d.collectives_per_step);
+      CHECK(std::get<DpFacts>(n.facts).zero == e.plan.zero);
+      CHECK_FALSE(traffic_summary(ctx, e, n).empty());
+    }
+  }
+}
+
+TEST_CASE("The context-parallel ring passes are the model's", "[explain]") {
+  const Context ctx = context_of("c.json");
+  const SearchResult r = search(ctx);
+  for (const Evaluation& e : r.ranked) {
+    if (e.plan.cp == 1) continue;
+    CHECK(e.training.cp_passes == (e.plan.recompute == Recompute::full ? 4.0 : 3.0));
+    for (const TrafficNote& n : traffic_notes(ctx, e)) {
+      if (const auto* f = std::get_if<CpFacts>(&n.facts)) {
+        CHECK(f->passes == Approx(e.training.cp_passes).epsilon(1e-12));
+      }
+    }
+  }
+}
