@@ -22,6 +22,8 @@ const std::vector<Command>& commands() {
       {"scaling", "Speedup as data-parallel replicas are added; restart budget", add_scaling},
       {"validate", "Published runs: predicted against measured, median and max error",
        add_validate},
+      {"calibrate", "Fit the cluster's constants from nccl-tests, GEMM and step-time "
+                    "measurements; predict a target with a band", add_calibrate},
   };
   return table;
 }

@@ -35,6 +35,7 @@ Runner add_check(CLI::App& sub);
 Runner add_sweep(CLI::App& sub);
 Runner add_scaling(CLI::App& sub);
 Runner add_validate(CLI::App& sub);
+Runner add_calibrate(CLI::App& sub);
 
 // --- shared by the commands (src/cli/common.cpp) -------------------------------------------
 
