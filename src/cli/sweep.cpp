@@ -222,7 +222,8 @@ std::string run_point(const json& base, const Grid& grid, std::size_t i, const s
   options.keep = 1;
   options.accounting = false;  // only the winner is printed
   const SearchResult r = search(ctx, options);
-  const std::string binding_kind(to_string(binding_constraint(ctx).kind));
+  const BindingConstraint binding = binding_constraint(ctx);
+  const std::string binding_kind(to_string(binding.kind));
   const std::vector<std::size_t> idx = grid.index_of(i);
   if (csv) {
     std::string row;

@@ -213,7 +213,7 @@ std::vector<std::string> threshold_parameters(const Context& ctx) {
 }
 
 std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best, unsigned threads,
-                                       std::vector<std::string>* not_searched,
+                                       std::vector<ScanGivenUp>* not_searched,
                                        std::int64_t search_work) {
   // Every scan is an independent task (a pure function of the context); tasks run on a small
   // pool and each writes its own slot, and the slots are read in task order, so the output is
@@ -260,9 +260,9 @@ std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best, uns
     if (failed[i]) std::rethrow_exception(failed[i]);
     if (found[i]) out.push_back(std::move(*found[i]));
     if (gave_up[i] && not_searched) {
-      const std::string pointer =
-          i / 2 < scanned.size() ? scanned[i / 2].pointer : "/cluster/gpus_per_node";
-      not_searched->push_back(pointer + (i % 2 == 0 ? " below" : " above"));
+      not_searched->push_back(
+          {i / 2 < scanned.size() ? scanned[i / 2].pointer : "/cluster/gpus_per_node",
+           i % 2 == 0 ? ThresholdSide::below : ThresholdSide::above});
     }
   }
   return out;

@@ -49,7 +49,10 @@ void check_plausible(const Scenario& s) {
   if (m.params > 0) {
     const double shape = shape_params(m);
     const double ratio = m.params / shape;
-    if (ratio > params_tolerance || ratio < 1 / params_tolerance) {
+    // Below the shape's count the shape cannot be built from that many weights: an error.
+    // Above it the rest may be weights the shape does not describe (experts, a toy shape in
+    // a hand calculation): a warning (plausibility_warnings).
+    if (ratio < 1 / params_tolerance) {
       throw InputError(
           s.origin, "/model/params",
           fmt::format("params ({:.4g}) is {:.3g} times the {:.4g} the shape gives ({}, "

@@ -11,15 +11,13 @@
 
 #include <fmt/format.h>
 
-#include "planner/io/catalog.hpp"
-#include "planner/io/quantity.hpp"
-#include "planner/io/resilience_json.hpp"
-#include "planner/model/legality.hpp"
 #include "planner/base/one_line.hpp"
 #include "planner/base/spelling.hpp"
+#include "planner/io/catalog.hpp"
 #include "planner/io/plausibility.hpp"
 #include "planner/io/quantity.hpp"
 #include "planner/io/read_input.hpp"
+#include "planner/io/resilience_json.hpp"
 #include "planner/model/legality.hpp"
 
 namespace planner {

@@ -55,13 +55,18 @@ inline constexpr std::int64_t threshold_work_budget = 1'000'000;
 /// (time, and memory on every thread at once).
 inline constexpr std::int64_t threshold_search_limit = threshold_work_budget / 8;
 
+/// A scan that ran out of threshold_work_budget: its input and direction.
+struct ScanGivenUp {
+  std::string parameter;  ///< JSON pointer into the scenario
+  ThresholdSide side = ThresholdSide::below;
+};
+
 /// Thresholds around the plan `best` (the recommendation for `ctx`), whose search did
 /// `search_work` (0: unknown, the scans run). The scans run on up to
 /// `threads` threads (0: one per core); the result is the same for every thread count. Scans
-/// that ran out of threshold_work_budget are listed in `not_searched` ("POINTER below" or
-/// "POINTER above"), when given.
+/// that ran out of threshold_work_budget are listed in `not_searched`, when given.
 [[nodiscard]] std::vector<Threshold> find_thresholds(
     const Context& ctx, const Plan& best, unsigned threads = 0,
-    std::vector<std::string>* not_searched = nullptr, std::int64_t search_work = 0);
+    std::vector<ScanGivenUp>* not_searched = nullptr, std::int64_t search_work = 0);
 
 }  // namespace planner

@@ -6,14 +6,16 @@
 
 /// Physical sanity of a loaded scenario (issue 14): inputs that are each within their range
 /// but together describe something impossible are refused; the merely suspicious are warned
-/// about. The bounds and why: docs/model.md §11; the messages: docs/errors.md.
+/// about. The bounds and why: docs/model.md §12; the messages: docs/errors.md.
 
 namespace planner {
 
-/// A given `params` may differ from the count the shape gives (docs/model.md §1) by at most
-/// this factor either way: the count matches real dense models within a few per cent (the
-/// scenarios here: 0.98 to 1.19), so a factor of 2 only catches a wrong exponent, a dropped
-/// digit or a shape that is not the model's.
+/// A given `params` may fall below the count the shape gives (docs/model.md §1) by at most
+/// this factor: the count matches real dense models within a few per cent (the scenarios
+/// here: 0.98 to 1.19), so a factor of 2 only catches a wrong exponent, a dropped digit or a
+/// shape that is not the model's. Above the count is a warning only: the rest may be weights
+/// the shape does not describe (mixture-of-experts layers; the toy shapes of hand
+/// calculations in tests).
 inline constexpr double params_tolerance = 2.0;
 /// Beyond this factor (but within params_tolerance) a warning.
 inline constexpr double params_warning = 1.5;
@@ -22,8 +24,8 @@ inline constexpr double params_warning = 1.5;
 /// §6) can overstate the work by less than 2× (causal attention done as half the square).
 inline constexpr double measured_peak_tolerance = 2.0;
 
-/// Throws InputError for an impossible scenario: `params` off the shape's count by more than
-/// params_tolerance; a training batch below one sequence per step; a measured step time
+/// Throws InputError for an impossible scenario: `params` below the shape's count by more
+/// than params_tolerance; a training batch below one sequence per step; a measured step time
 /// implying more than measured_peak_tolerance × the GPU's peak (or anything make_context
 /// refuses). Called by the loader after everything else is checked.
 void check_plausible(const Scenario& s);
