@@ -747,7 +747,7 @@ Placement read_placement(const json& v, const std::string& origin, const std::st
 Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
   const Object o(v, "/plan", origin,
                  {"dp", "tp", "pp", "cp", "zero", "recompute", "flash_attention",
-                  "sequence_parallel", "micro_batch", "grad_accum", "placement"});
+                  "sequence_parallel", "micro_batch", "grad_accum", "virtual_stages", "placement"});
   // A serving plan's micro-batch is the serving batch: the sequences decoded together.
   const std::int64_t default_micro_batch =
       w.kind == WorkloadKind::training ? w.training.micro_batch : w.serving.batch;
@@ -762,6 +762,7 @@ Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
   p.sequence_parallel = o.flag("sequence_parallel", false);
   p.micro_batch = o.integer("micro_batch", batch_count, default_micro_batch);
   p.grad_accum = o.integer("grad_accum", batch_count, 1);
+  p.virtual_stages = o.integer("virtual_stages", batch_count, 1);
   if (const json* placement = o.find("placement")) {
     p.placement = read_placement(*placement, origin, o.path("placement"));
   }
@@ -977,6 +978,18 @@ std::string violation_message(const Scenario& s, const Plan& p, const Violation&
       return fmt::format(
           "a serving plan needs grad_accum = 1 (there is no optimizer step), got {}",
           p.grad_accum);
+    case ViolationKind::virtual_stages_pp:
+      return fmt::format("virtual_stages = {} needs pp > 1 (interleaving splits each pipeline "
+                         "stage into chunks); set it to 1 or raise pp",
+                         p.virtual_stages);
+    case ViolationKind::virtual_stages_layers:
+      return fmt::format("pp·virtual_stages ({}·{}) must divide layers ({}); each virtual "
+                         "stage holds the same number of layers",
+                         p.pp, p.virtual_stages, m.layers);
+    case ViolationKind::virtual_stages_accum:
+      return fmt::format("virtual_stages = {} needs grad_accum ({}) divisible by pp ({}), as "
+                         "Megatron-LM's interleaved schedule requires",
+                         p.virtual_stages, p.grad_accum, p.pp);
   }
   return "not a legal plan";
 }

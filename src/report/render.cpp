@@ -86,7 +86,7 @@ json time_json(const Context& ctx, const Evaluation& e) {
 }
 
 json plan_fields_json(const Plan& p) {
-  return json{{"dp", p.dp},
+  json j{{"dp", p.dp},
               {"tp", p.tp},
               {"pp", p.pp},
               {"cp", p.cp},
@@ -96,6 +96,8 @@ json plan_fields_json(const Plan& p) {
               {"sequence_parallel", p.sequence_parallel},
               {"micro_batch", p.micro_batch},
               {"grad_accum", p.grad_accum}};
+  if (p.virtual_stages > 1) j["virtual_stages"] = p.virtual_stages;
+  return j;
 }
 
 json traffic_json(const Context& ctx, const Evaluation& e, const std::vector<TrafficNote>& notes) {

@@ -207,6 +207,19 @@ ValidationRecord load_validation_record(const json& doc, const std::string& orig
   for (const char* key : scenario_keys) {
     if (const auto it = doc.find(key); it != doc.end()) scenario[key] = *it;
   }
+  // A published "vpp" (Megatron-LM's virtual pipeline size) is the plan's virtual_stages,
+  // now modelled (interleaved 1F1B); it is no longer listed as not modelled.
+  if (const auto nm = doc.find("not_modelled"); nm != doc.end()) {
+    if (const auto vpp = nm->find("vpp"); vpp != nm->end() && vpp->is_number_integer() &&
+                                          scenario["plan"].is_object() &&
+                                          scenario["plan"].value("pp", 1) > 1 &&
+                                          !scenario["plan"].contains("virtual_stages")) {
+      scenario["plan"]["virtual_stages"] = *vpp;
+      const std::string label = "vpp=" + vpp->dump();
+      r.not_modelled.erase(std::remove(r.not_modelled.begin(), r.not_modelled.end(), label),
+                           r.not_modelled.end());
+    }
+  }
   r.scenario = load_scenario(scenario, origin);
   if (r.scenario.workload.kind != WorkloadKind::training) {
     fail(origin, "/workload/kind", "validate compares training runs; expected \"training\"");

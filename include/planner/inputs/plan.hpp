@@ -44,6 +44,9 @@ struct Plan {
   bool sequence_parallel = false;
   std::int64_t micro_batch = 1;  ///< sequences per micro-batch per model replica
   std::int64_t grad_accum = 1;   ///< micro-batches per optimizer step per replica
+  /// Virtual pipeline stages per stage (interleaved 1F1B, Narayanan et al. 2021 §2.2.2):
+  /// each stage holds v chunks of L/(pp·v) layers; 1 is plain 1F1B.
+  std::int64_t virtual_stages = 1;
   Placement placement = default_placement;
 };
 

@@ -83,7 +83,7 @@ struct LayerActivationTerms {
 /// Bytes the first stage keeps for its layers: ⌈L/pp⌉ layers × micro-batches in flight.
 [[nodiscard]] inline double stage_activation_bytes(const Model& m, const Plan& p) noexcept {
   return layer_activation_bytes(m, p, p.recompute) * static_cast<double>(stage_layers(m, p)) *
-         static_cast<double>(in_flight_micro_batches(p));
+         activation_micro_batches(p);
 }
 
 /// Largest extra a layer needs while it is recomputed and back-propagated: what the layer
@@ -103,7 +103,7 @@ struct LayerActivationTerms {
                     static_cast<double>(p.micro_batch);
   const double h = static_cast<double>(m.hidden);
   const double tp = static_cast<double>(p.tp);
-  double bytes = sb * h * static_cast<double>(in_flight_micro_batches(p)) / tp;
+  double bytes = sb * h * activation_micro_batches(p) / tp;
   if (p.pp == 1) bytes += 4.0 * sb * h * (1.0 + static_cast<double>(m.vocab) / h) / tp;
   return bytes;
 }

@@ -28,6 +28,9 @@ enum class ViolationKind {
   serving_cp,            ///< serving: cp must be 1
   serving_zero,          ///< serving: no ZeRO
   serving_grad_accum,    ///< serving: no accumulation
+  virtual_stages_pp,     ///< virtual stages without a pipeline (pp = 1)
+  virtual_stages_layers, ///< pp·virtual_stages does not divide the layers
+  virtual_stages_accum,  ///< interleaved: pp does not divide grad_accum (Megatron-LM's rule)
 };
 
 struct Violation {
@@ -50,6 +53,9 @@ enum class LegalityScope { plan, degrees };
     }
     if (p.micro_batch < 1) return Violation{K::not_positive, "micro_batch", p.micro_batch};
     if (p.grad_accum < 1) return Violation{K::not_positive, "grad_accum", p.grad_accum};
+    if (p.virtual_stages < 1) {
+      return Violation{K::not_positive, "virtual_stages", p.virtual_stages};
+    }
     if (p.zero < 0 || p.zero > 3) return Violation{K::zero_stage, "zero", p.zero};
     std::uint32_t seen = 0;
     for (const Axis a : p.placement) {
@@ -77,6 +83,17 @@ enum class LegalityScope { plan, degrees };
     return Violation{K::sequence_parallel, "sequence_parallel", 1};
   }
   if (p.pp > m.layers) return Violation{K::pp_layers, "pp", p.pp};
+  if (scope == LegalityScope::plan && p.virtual_stages > 1) {
+    // Megatron-LM: interleaving needs a pipeline; layers divisible by pp·v; the interleaved
+    // schedule needs m % pp == 0.
+    if (p.pp == 1) return Violation{K::virtual_stages_pp, "virtual_stages", p.virtual_stages};
+    if (m.layers % (p.pp * p.virtual_stages) != 0) {
+      return Violation{K::virtual_stages_layers, "virtual_stages", p.virtual_stages};
+    }
+    if (p.grad_accum % p.pp != 0) {
+      return Violation{K::virtual_stages_accum, "grad_accum", p.grad_accum};
+    }
+  }
   if (m.seq_len % p.cp != 0) return Violation{K::cp_seq_len, "cp", p.cp};
   if (scope == LegalityScope::plan && p.cp > 1 && !p.flash_attention) {
     return Violation{K::cp_flash, "flash_attention", p.cp};

@@ -8,16 +8,18 @@
 /// The pipeline schedule: how many micro-batch slots a step takes, how many micro-batches a
 /// stage holds at once, the point-to-point messages per micro-batch, and each stage's order of
 /// forward and backward passes. One schedule for now: 1F1B (PipeDream-Flush; Narayanan et al.
-/// 2021, arXiv 2104.04473, §2.2.1, Figure 4 top).
+/// 2021, arXiv 2104.04473, §2.2.1, Figure 4 top), interleaved when plan.virtual_stages v > 1
+/// (§2.2.2, Figure 4 bottom).
 
 namespace planner {
 
 enum class Schedule { one_f_one_b };
 
 /// Idle micro-batch slots of a step: p − 1 for 1F1B, so the bubble fraction is (p − 1)/m
-/// (Narayanan et al. 2021 §2.2.1).
+/// (Narayanan et al. 2021 §2.2.1); (p − 1)/v with v virtual stages, bubble (p − 1)/(v·m)
+/// (§2.2.2: each chunk's forward and backward take 1/v of a stage's time).
 [[nodiscard]] inline double bubble_slots(const Plan& p) noexcept {
-  return static_cast<double>(p.pp - 1);
+  return static_cast<double>(p.pp - 1) / static_cast<double>(std::max<std::int64_t>(p.virtual_stages, 1));
 }
 
 /// The bubble as a fraction of the ideal time: bubble slots / micro-batches.
@@ -36,9 +38,22 @@ enum class Schedule { one_f_one_b };
   return std::min(p.pp, p.grad_accum);
 }
 
+/// Activation memory of the first stage, in micro-batches of its layers: the micro-batches in
+/// flight, times the interleaved schedule's penalty 1 + (p − 1)/(p·v) when v > 1 (Korthikanti
+/// et al. 2022 §4.2.3; Megatron-LM megatron/training/theoretical_memory_usage.py,
+/// compute_activation_memory, `interleaved_schedule_memory_penalty`).
+[[nodiscard]] inline double activation_micro_batches(const Plan& p) noexcept {
+  const double in_flight = static_cast<double>(in_flight_micro_batches(p));
+  if (p.virtual_stages <= 1 || p.pp <= 1) return in_flight;
+  const double pp = static_cast<double>(p.pp);
+  return in_flight * (1.0 + (pp - 1.0) / (pp * static_cast<double>(p.virtual_stages)));
+}
+
 /// Point-to-point messages per micro-batch across one stage boundary: the activation forward
-/// and its gradient backward.
-[[nodiscard]] inline double p2p_messages_per_micro_batch(const Plan&) noexcept { return 2.0; }
+/// and its gradient backward, once per model chunk (v× with v virtual stages, §2.2.2).
+[[nodiscard]] inline double p2p_messages_per_micro_batch(const Plan& p) noexcept {
+  return 2.0 * static_cast<double>(std::max<std::int64_t>(p.virtual_stages, 1));
+}
 
 /// One pass of one micro-batch on a stage.
 struct StageOp {
