@@ -234,7 +234,7 @@ TEST_CASE("loader: missing required keys say what is expected", "[loader][errors
         "a.json: /model/hidden: missing required key (expected a positive integer)");
   CHECK(load_error(R"({})") ==
         "a.json: /model: missing required key (expected an object with layers, hidden, heads, "
-        "vocab and seq_len)");
+        "vocab and seq_len, or a \"preset\" (planner list models) and seq_len)");
   const auto doc = base_with({});
   auto no_memory = doc;
   no_memory["cluster"]["gpu"].erase("memory");

@@ -17,6 +17,8 @@ const std::vector<Command>& commands() {
       {"collective", "Cost of one collective under each algorithm", add_collective},
       {"check", "Exit 1 when a scenario's \"expect\" no longer holds", add_check},
       {"sweep", "One full plan per point of a grid of inputs", add_sweep},
+      {"list", "List the model presets a scenario can name", add_list},
+      {"import", "A Hugging Face config.json as a scenario's model object", add_import},
   };
   return table;
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <initializer_list>
 #include <iostream>
 #include <iterator>
@@ -17,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "planner/io/presets.hpp"
 #include "planner/io/quantity.hpp"
 #include "planner/model/legality.hpp"
 #include "planner/base/spelling.hpp"
@@ -991,8 +993,14 @@ Scenario load_scenario(const json& doc, const std::string& origin) {
   s.origin = origin;
   s.name = top.maybe_text("name").value_or("");
   (void)top.maybe_text("description");
-  s.model = read_model(top.need("model", "an object with layers, hidden, heads, vocab and seq_len"),
-                       origin);
+  // A preset or an HF config.json expands into the plain model object first (io/presets).
+  const std::string folder =
+      origin == "<stdin>" ? "" : std::filesystem::path(origin).parent_path().string();
+  s.model = read_model(
+      expand_model(top.need("model", "an object with layers, hidden, heads, vocab and seq_len, "
+                                     "or a \"preset\" (planner list models) and seq_len"),
+                   origin, folder),
+      origin);
   s.cluster = read_cluster(
       top.need("cluster", "an object with nodes, gpus_per_node, gpu, intra_node and inter_node"),
       origin);
