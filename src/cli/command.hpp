@@ -48,6 +48,14 @@ Runner add_import(CLI::App& sub);
                                        const std::vector<std::string>& sets, std::ostream& err);
 
 void add_format(CLI::App& app, std::string& format, std::vector<std::string> allowed);
+
+/// `--fix` and `--framework` (src/cli/constraint_flags.cpp): laid over the scenario's
+/// "constraints" by apply_constraints.
+struct ConstraintArgs {
+  std::string fix, framework;
+};
+void add_constraints(CLI::App& app, ConstraintArgs& c);
+void apply_constraints(Scenario& s, const ConstraintArgs& c);
 void add_sets(CLI::App& app, std::vector<std::string>& sets);
 void add_scenario_argument(CLI::App& app, std::string& file);
 

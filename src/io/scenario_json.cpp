@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "planner/io/constraints.hpp"
 #include "planner/io/presets.hpp"
 #include "planner/io/quantity.hpp"
 #include "planner/model/legality.hpp"
@@ -988,7 +989,8 @@ void check_precision(Scenario& s, const std::string& origin, bool given, bool by
 
 Scenario load_scenario(const json& doc, const std::string& origin) {
   const Object top(doc, "", origin,
-                   {"name", "description", "model", "cluster", "workload", "plan", "expect"});
+                   {"name", "description", "model", "cluster", "workload", "plan", "expect",
+                    "constraints"});
   Scenario s;
   s.origin = origin;
   s.name = top.maybe_text("name").value_or("");
@@ -1001,6 +1003,15 @@ Scenario load_scenario(const json& doc, const std::string& origin) {
                                      "or a \"preset\" (planner list models) and seq_len"),
                    origin, folder),
       origin);
+  if (const json* c = top.find("constraints")) {
+    const Object o(*c, "/constraints", origin, {"fix", "framework"});
+    if (const auto fix = o.maybe_text("fix")) {
+      s.constraints = parse_fix(*fix, origin, "/constraints/fix");
+    }
+    if (const auto f = o.maybe_text("framework")) {
+      s.constraints.framework = parse_framework(*f, origin, "/constraints/framework");
+    }
+  }
   s.cluster = read_cluster(
       top.need("cluster", "an object with nodes, gpus_per_node, gpu, intra_node and inter_node"),
       origin);

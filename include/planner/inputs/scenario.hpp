@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/inputs/constraints.hpp"
 #include "planner/inputs/cluster.hpp"
 #include "planner/inputs/model.hpp"
 #include "planner/inputs/plan.hpp"
@@ -45,6 +46,7 @@ struct Scenario {
   Workload workload;
   std::optional<Plan> plan;  ///< the pinned configuration, if any
   Expect expect;
+  Constraints constraints;  ///< "constraints": bounds and a framework (inputs/constraints.hpp)
 };
 
 }  // namespace planner

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "planner/inputs/constraints.hpp"
 #include "planner/model/compute.hpp"
 #include "planner/model/memory.hpp"
 #include "planner/inputs/scenario.hpp"
@@ -19,6 +20,7 @@ struct Context {
   Workload workload;
   double flops_per_second = 0;  ///< effective rate the time model uses
   bool calibrated = false;      ///< true when derived from a measured step time
+  Constraints constraints;      ///< what the user's stack can run (inputs/constraints.hpp)
 };
 
 /// The plan a measured step time belongs to: the scenario's pinned plan, else one GPU holding
