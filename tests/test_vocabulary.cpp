@@ -93,3 +93,17 @@ TEST_CASE("Text output agrees in number and prints counts without exponents", "[
     CHECK_FALSE(std::regex_search(text, std::regex(R"(\d[eE][+-]\d)")));
   }
 }
+
+TEST_CASE("list, import and export outputs carry no history words", "[vocabulary]") {
+  const std::vector<std::vector<std::string>> commands{
+      {"list", "models"},
+      {"import", "hf", "tests/data/hf/llama-3.1-8b-config.json"},
+      {"export", "scenarios/q1-llama-3.1-8b-one-node.json", "--to", "megatron"}};
+  for (const auto& args : commands) {
+    const auto r = cli_harness::run(args);
+    INFO(args.front());
+    CHECK(r.code == 0);
+    CHECK(history_word(r.out).empty());
+    CHECK(history_word(r.err).empty());
+  }
+}

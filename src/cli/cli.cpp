@@ -19,6 +19,7 @@ const std::vector<Command>& commands() {
       {"sweep", "One full plan per point of a grid of inputs", add_sweep},
       {"list", "List the model presets a scenario can name", add_list},
       {"import", "A Hugging Face config.json as a scenario's model object", add_import},
+      {"export", "The best plan Megatron-LM can launch, as its arguments", add_export},
   };
   return table;
 }

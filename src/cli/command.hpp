@@ -35,6 +35,7 @@ Runner add_check(CLI::App& sub);
 Runner add_sweep(CLI::App& sub);
 Runner add_list(CLI::App& sub);
 Runner add_import(CLI::App& sub);
+Runner add_export(CLI::App& sub);
 
 // --- shared by the commands (src/cli/common.cpp) -------------------------------------------
 
