@@ -115,6 +115,9 @@ TEST_CASE("planner import hf and planner list models", "[presets][cli]") {
   const auto listed = cli_harness::run({"list", "models"});
   CHECK(listed.code == 0);
   CHECK_THAT(listed.out, Catch::Contains("llama-3.1-405b") && Catch::Contains("gpt-3-175b"));
+  const auto gpus = cli_harness::run({"list", "gpus"});
+  CHECK(gpus.code == 0);
+  CHECK_THAT(gpus.out, Catch::Contains("H100-SXM") && Catch::Contains("MI300X"));
 }
 
 TEST_CASE("The question scenarios use presets and fit in ten lines", "[presets]") {

@@ -17,7 +17,12 @@ const std::vector<Command>& commands() {
       {"collective", "Cost of one collective under each algorithm", add_collective},
       {"check", "Exit 1 when a scenario's \"expect\" no longer holds", add_check},
       {"sweep", "One full plan per point of a grid of inputs", add_sweep},
-      {"list", "List the model presets a scenario can name", add_list},
+      {"scaling", "Speedup as data-parallel replicas are added; restart budget", add_scaling},
+      {"validate", "Published runs: predicted against measured, median and max error",
+       add_validate},
+      {"calibrate", "Fit the cluster's constants from nccl-tests, GEMM and step-time "
+                    "measurements; predict a target with a band", add_calibrate},
+      {"list", "List the model presets or catalog GPUs a scenario can name", add_list},
       {"import", "A Hugging Face config.json as a scenario's model object", add_import},
       {"export", "The best plan Megatron-LM can launch, as its arguments", add_export},
   };

@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "command.hpp"
+#include "planner/io/catalog.hpp"
 #include "planner/io/presets.hpp"
 #include "planner/io/scenario_json.hpp"
 
@@ -15,8 +16,19 @@ using nlohmann::json;
 
 Runner add_list(CLI::App& sub) {
   auto what = std::make_shared<std::string>();
-  sub.add_option("what", *what, "What to list")->required()->check(CLI::IsMember({"models"}));
+  sub.add_option("what", *what, "What to list")
+      ->required()
+      ->check(CLI::IsMember({"models", "gpus"}));
   return [what](std::ostream& out, std::ostream&) {
+    if (*what == "gpus") {
+      for (const CatalogGpu& g : gpu_catalog()) {
+        out << fmt::format("{:<16} {:>6.1f} GiB, {:>5.2f} TB/s, bf16 {:>6.0f} TFLOP/s dense\n",
+                           g.name, g.memory_bytes / (1024.0 * 1024 * 1024),
+                           g.memory_bandwidth_bytes_per_second / 1e12,
+                           g.peak("bf16").value_or(0) / 1e12);
+      }
+      return 0;
+    }
     for (const std::string& name : model_preset_names()) {
       const json p = model_preset(name);
       const json& m = p.at("model");
