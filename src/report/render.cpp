@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <stdexcept>
@@ -287,6 +288,8 @@ json report_json(const PlanReport& r) {
                               {"summary", threshold_summary(ctx, t)}});
   }
   j["thresholds"] = thresholds;
+  // Only present when some scan gave up, so that ordinary output is unchanged.
+  if (!r.thresholds_not_searched.empty()) j["thresholds_not_searched"] = r.thresholds_not_searched;
   json rejected = json::array();
   for (const Rejection& rej : r.result.rejected) {
     rejected.push_back(json{{"plan", plan_fields_json(rej.plan)}, {"kind", rej.kind},
@@ -328,6 +331,10 @@ std::string explanation_text(const PlanReport& r) {
   out += "\n5. What would change the answer\n";
   if (r.thresholds.empty()) out += "   (thresholds not computed or none within range)\n";
   for (const Threshold& t : r.thresholds) out += fmt::format("   - {}\n", threshold_summary(ctx, t));
+  if (!r.thresholds_not_searched.empty()) {
+    out += fmt::format("   (not searched, the search is too large to rerun that often: {})\n",
+                       fmt::join(r.thresholds_not_searched, ", "));
+  }
   out += "\nSimpler answers and alternatives\n";
   for (const Alternative& a : x.alternatives) {
     out += fmt::format("   - {}: {}\n", alternative_name(ctx, a.kind),

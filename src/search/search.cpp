@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <unordered_map>
 
 namespace planner {
 
@@ -24,6 +25,22 @@ std::string memory_reason(const MemoryLedger& l) {
 }
 
 namespace {
+
+/// Thrown when a search passes SearchOptions::work_limit; search() catches it.
+struct WorkLimitReached {};
+
+/// The work the current search on this thread has done, and its limit (0: none): a count of
+/// the loop steps that cost time — factorisations tried, micro-batch lists, ledgers, time-
+/// model runs — so that a limit stops a search after the same steps on every run.
+struct Budget {
+  std::int64_t used = 0;
+  std::int64_t limit = 0;
+  void spend(std::int64_t n) {
+    used += n;
+    if (limit > 0 && used > limit) throw WorkLimitReached{};
+  }
+};
+thread_local Budget budget;
 
 /// The filter's conditions on the axes' degrees alone.
 bool passes_axes(const SearchFilter& f, const Plan& p) {
@@ -298,6 +315,10 @@ struct Scratch {
   std::vector<Row> row_pool;
   std::vector<Group> groups;
   std::vector<Candidate> candidates;
+  /// dp → offset of its micro-batches (the divisors of its per-replica share) in mb_pool:
+  /// every group with the same dp has the same list, computed once (trial division up to the
+  /// square root of the share was most of the search on a highly divisible world, issue 14).
+  std::unordered_map<std::int64_t, std::pair<std::size_t, std::size_t>> mb_by_dp;
 };
 
 /// The group's plan with a recompute choice and a micro-batch (ZeRO 0, no SP).
@@ -334,10 +355,14 @@ void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scratch& s
   const std::int64_t world = world_size(ctx.cluster);
   const double target = target_sequences(ctx);
   fill_divisors(world, s.world_divisors);
+  // The divisors are in increasing order: past world/tp (world/tp/cp) none can divide it.
   for (std::int64_t tp : s.world_divisors) {
     for (std::int64_t cp : s.world_divisors) {
+      if (cp > world / tp) break;
       if ((world / tp) % cp != 0) continue;
       for (std::int64_t pp : s.world_divisors) {
+        if (pp > world / tp / cp) break;
+        budget.spend(1);
         if ((world / tp / cp) % pp != 0) continue;
         Plan base;
         base.tp = tp;
@@ -366,10 +391,15 @@ void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scratch& s
         Group g;
         g.base = base;
         g.per_replica = sequences_per_replica(ctx, base.dp);
-        fill_divisors(g.per_replica, s.micro_batches);
-        g.micro_batches = s.mb_pool.size();
-        g.micro_batch_count = s.micro_batches.size();
-        s.mb_pool.insert(s.mb_pool.end(), s.micro_batches.begin(), s.micro_batches.end());
+        auto [known, added] = s.mb_by_dp.try_emplace(base.dp);
+        if (added) {
+          fill_divisors(g.per_replica, s.micro_batches);
+          known->second = {s.mb_pool.size(), s.micro_batches.size()};
+          s.mb_pool.insert(s.mb_pool.end(), s.micro_batches.begin(), s.micro_batches.end());
+        }
+        g.micro_batches = known->second.first;
+        g.micro_batch_count = known->second.second;
+        budget.spend(static_cast<std::int64_t>(g.micro_batch_count));
         s.groups.push_back(g);
         visit(static_cast<std::uint32_t>(s.groups.size() - 1));
       }
@@ -401,6 +431,7 @@ void time_candidates(const Context& ctx, const SearchOptions& options, Scratch& 
     Plan p = configured(g, cand.choice(), cand.mb(), s.mb_pool);
     TrainingTime lower = training_time(m, ideal, p, ctx.flops_per_second);
     ++result.timed;
+    budget.spend(1);
     const double slots = static_cast<double>(p.grad_accum) * lower.micro_batch_seconds() +
                          lower.bubble_seconds;
     if (out.beyond(slots / (lower.global_sequences * seq) * bound_margin)) continue;
@@ -414,6 +445,7 @@ void time_candidates(const Context& ctx, const SearchOptions& options, Scratch& 
         if (zero != timed_zero) {
           lower = training_time(m, ideal, p, ctx.flops_per_second);
           ++result.timed;
+          budget.spend(1);
           timed_zero = zero;
         }
         if (out.beyond(1.0 / lower.tokens_per_second * bound_margin)) continue;
@@ -421,6 +453,7 @@ void time_candidates(const Context& ctx, const SearchOptions& options, Scratch& 
         for (std::size_t k = 0; k < g.placement_count; ++k) {
           p.placement = s.placement_pool[g.placements + k];
           ++result.timed;
+          budget.spend(1);
           out.offer_training(p, ledger, training_time(ctx, p));
         }
       }
@@ -457,6 +490,7 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
             if (!passes_config(filter, p)) break;
             const MemoryLedger ledger = memory_ledger(ctx, p);
             ++result.evaluated;
+            budget.spend(1);
             if (!ledger.fits()) {
               // Activations grow with the micro-batch: every larger one fails too.
               const auto larger = static_cast<std::int64_t>(mb_count - i);
@@ -472,6 +506,7 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
             for (std::size_t k = 0; k < g.placement_count; ++k) {
               p.placement = s.placement_pool[g.placements + k];
               ++result.timed;
+              budget.spend(1);
               out.offer_training(p, ledger, training_time(ctx, p));
             }
           }
@@ -521,6 +556,7 @@ void search_training_winner(const Context& ctx, const SearchOptions& options, Co
         s.candidates.push_back({compute_bound(ctx, configured(g, choice, i, s.mb_pool)),
                                 candidate_order(group_index, choice, i), 0});
       }
+      budget.spend(static_cast<std::int64_t>(g.micro_batch_count));
     }
   });
   time_candidates(ctx, options, s, out, result,
@@ -534,6 +570,7 @@ void search_training_winner(const Context& ctx, const SearchOptions& options, Co
                       Plan q = p;
                       q.micro_batch = s.mb_pool[g.micro_batches + row.fitting];
                       q.grad_accum = g.per_replica / q.micro_batch;
+                      budget.spend(1);
                       if (memory_ledger(ctx, q).fits()) {
                         ++row.fitting;
                       } else {
@@ -569,6 +606,7 @@ void search_serving(const Context& ctx, const SearchOptions& options, Collector&
       }
       const MemoryLedger ledger = memory_ledger(ctx, p);
       ++result.evaluated;
+      budget.spend(1);
       if (!ledger.fits()) {
         out.reject(Kind::memory, p, ledger.total_bytes() / ledger.capacity_bytes, 1,
                    [&] { return memory_reason(ledger); });
@@ -580,9 +618,30 @@ void search_serving(const Context& ctx, const SearchOptions& options, Collector&
         p.placement = placement;
         if (!passes_config(options.filter, p) || !passes_placement(options.filter, p, c)) continue;
         ++result.timed;
+        budget.spend(1);
         out.offer_serving(p, ledger, serving_time(m, c, ctx.workload.serving, p, ledger));
       }
     }
+  }
+}
+
+void search_any(const Context& ctx, const SearchOptions& options, Collector& out,
+                SearchResult& result) {
+  if (ctx.workload.kind == WorkloadKind::training) {
+    thread_local Scratch s;
+    s.mb_pool.clear();
+    s.placement_pool.clear();
+    s.row_pool.clear();
+    s.groups.clear();
+    s.candidates.clear();
+    s.mb_by_dp.clear();
+    if (options.prune && !options.accounting) {
+      search_training_winner(ctx, options, out, result, s);
+    } else {
+      search_training(ctx, options, out, result, s);
+    }
+  } else {
+    search_serving(ctx, options, out, result);
   }
 }
 
@@ -593,22 +652,18 @@ SearchResult search(const Context& ctx, const SearchOptions& requested) {
   options.filter.constraints = &ctx.constraints;  // the user's bounds apply to every search
   SearchResult result;
   Collector out(ctx, options, result);
-  if (ctx.workload.kind == WorkloadKind::training) {
-    thread_local Scratch s;
-    s.mb_pool.clear();
-    s.placement_pool.clear();
-    s.row_pool.clear();
-    s.groups.clear();
-    s.candidates.clear();
-    if (options.prune && !options.accounting) {
-      search_training_winner(ctx, options, out, result, s);
-    } else {
-      search_training(ctx, options, out, result, s);
-    }
-  } else {
-    search_serving(ctx, options, out, result);
+  budget = Budget{0, options.work_limit};
+  try {
+    search_any(ctx, options, out, result);
+  } catch (const WorkLimitReached&) {
+    // Stopped part way: nothing of it may pass for an answer.
+    SearchResult stopped;
+    stopped.incomplete = true;
+    stopped.work = budget.used;
+    return stopped;
   }
   out.finish();
+  result.work = budget.used;
   // Every configuration considered either fits or is rejected for one counted reason (a
   // larger micro-batch of one that does not fit is counted without its ledger being computed).
   result.evaluated = result.feasible;

@@ -26,6 +26,9 @@ struct PlanReport {
   SearchResult result;
   Explanation explanation;
   std::vector<Threshold> thresholds;  ///< empty unless asked for
+  /// Threshold scans that ran out of their work budget ("POINTER below|above"); empty for
+  /// every ordinary scenario (thresholds.hpp, threshold_work_budget).
+  std::vector<std::string> thresholds_not_searched;
   std::optional<Evaluation> pinned;   ///< the scenario's own plan, evaluated
 };
 
