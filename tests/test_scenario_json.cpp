@@ -218,7 +218,7 @@ TEST_CASE("loader: nesting is bounded", "[loader][errors]") {
 TEST_CASE("loader: wrong JSON types", "[loader][errors]") {
   CHECK(load_error("[1, 2]") ==
         "a.json: expected an object with keys name, description, model, cluster, workload, plan, "
-        "expect, stragglers, resilience, got [1,2]");
+        "expect, stragglers, resilience, constraints, got [1,2]");
   CHECK(error_with({"/model/hidden=\"4096\""}) ==
         "a.json: /model/hidden: expected a positive integer, got \"4096\"");
   CHECK(error_with({"/model/gated_mlp=1"}) ==
@@ -234,7 +234,7 @@ TEST_CASE("loader: missing required keys say what is expected", "[loader][errors
         "a.json: /model/hidden: missing required key (expected a positive integer)");
   CHECK(load_error(R"({})") ==
         "a.json: /model: missing required key (expected an object with layers, hidden, heads, "
-        "vocab and seq_len)");
+        "vocab and seq_len, or a \"preset\" (planner list models) and seq_len)");
   const auto doc = base_with({});
   auto no_memory = doc;
   no_memory["cluster"]["gpu"].erase("memory");

@@ -24,6 +24,9 @@ const std::vector<Command>& commands() {
        add_validate},
       {"calibrate", "Fit the cluster's constants from nccl-tests, GEMM and step-time "
                     "measurements; predict a target with a band", add_calibrate},
+      {"list", "List the model presets or catalog GPUs a scenario can name", add_list},
+      {"import", "A Hugging Face config.json as a scenario's model object", add_import},
+      {"export", "The best plan Megatron-LM can launch, as its arguments", add_export},
   };
   return table;
 }

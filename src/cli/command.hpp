@@ -36,6 +36,9 @@ Runner add_sweep(CLI::App& sub);
 Runner add_scaling(CLI::App& sub);
 Runner add_validate(CLI::App& sub);
 Runner add_calibrate(CLI::App& sub);
+Runner add_list(CLI::App& sub);
+Runner add_import(CLI::App& sub);
+Runner add_export(CLI::App& sub);
 
 // --- shared by the commands (src/cli/common.cpp) -------------------------------------------
 
@@ -54,6 +57,14 @@ void warn_implausible(const Scenario& s, std::ostream& err);
                                        const std::vector<std::string>& sets, std::ostream& err);
 
 void add_format(CLI::App& app, std::string& format, std::vector<std::string> allowed);
+
+/// `--fix` and `--framework` (src/cli/constraint_flags.cpp): laid over the scenario's
+/// "constraints" by apply_constraints.
+struct ConstraintArgs {
+  std::string fix, framework;
+};
+void add_constraints(CLI::App& app, ConstraintArgs& c);
+void apply_constraints(Scenario& s, const ConstraintArgs& c);
 void add_sets(CLI::App& app, std::vector<std::string>& sets);
 void add_scenario_argument(CLI::App& app, std::string& file);
 

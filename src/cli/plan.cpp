@@ -18,10 +18,12 @@ struct PlanArgs {
   std::size_t top = 5;
   bool no_thresholds = false;
   std::vector<std::string> sets;
+  ConstraintArgs constraints;
 };
 
 int run_plan(const PlanArgs& a, std::ostream& out, std::ostream& err) {
-  const Scenario s = load_for_search(a.file, a.sets, err);
+  Scenario s = load_for_search(a.file, a.sets, err);
+  apply_constraints(s, a.constraints);
   const PlanReport r = make_plan_report(s, a.top, !a.no_thresholds && a.format != "csv");
   if (a.format == "json") {
     out << dump_json(report_json(r));
@@ -49,6 +51,7 @@ Runner add_plan(CLI::App& sub) {
   sub.add_flag("--no-thresholds", a->no_thresholds,
                "Skip the 'what would change the answer' search");
   add_sets(sub, a->sets);
+  add_constraints(sub, a->constraints);
   return [a](std::ostream& out, std::ostream& err) { return run_plan(*a, out, err); };
 }
 

@@ -72,35 +72,32 @@ std::vector<FailureMode> failure_modes(const Context& ctx, const Evaluation& e) 
 
 namespace {
 
-/// The component by which `alt` loses most time per unit of work against `best` (training),
-/// with its seconds per step in both. Note: the choice is made on per-token figures and the
-/// figures kept are per step (issue 13); unchanged here, the output depends on it.
-void losing_component(const Context& ctx, const Evaluation& best, Alternative& alt) {
+/// The component by which `alt` loses most time against `best` (training). Both are compared on
+/// the same work: the alternative's seconds per step are scaled to the recommendation's tokens
+/// per step (all replicas), so the ranked quantity (seconds per token) splits into these parts
+/// and the figures chosen by are the figures kept (issue 13: the choice was once made per
+/// replica's token and the figures kept per step, so a part with less time could "lose").
+void losing_component(const Evaluation& best, Alternative& alt) {
   const Evaluation& e = *alt.best;
-  auto per_token = [&](const Evaluation& x, double step_part) {
-    return step_part / (x.training.global_sequences / static_cast<double>(x.plan.dp) *
-                        static_cast<double>(ctx.model.seq_len));
-  };
-  auto parts_of = [&](const Evaluation& x) {
+  auto parts_of = [](const Evaluation& x) {
     const TrainingTime& t = x.training;
     const double m = static_cast<double>(x.plan.grad_accum);
     return std::array<double, 5>{t.compute_seconds() * m, t.tp_seconds * m,
                                  t.cp_exposed_seconds * m, t.pp_seconds * m + t.bubble_seconds,
                                  t.dp.exposed_seconds};
   };
-  const auto a = parts_of(best), b = parts_of(e);
+  const double same_work = best.training.global_sequences / e.training.global_sequences;
+  const auto a = parts_of(best);
+  auto b = parts_of(e);
+  for (double& part : b) part *= same_work;
   std::size_t worst = 0;
-  double worst_gap = -1e300;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double gap = per_token(e, b[i]) - per_token(best, a[i]);
-    if (gap > worst_gap) {
-      worst_gap = gap;
-      worst = i;
-    }
+  for (std::size_t i = 1; i < a.size(); ++i) {
+    if (b[i] - a[i] > b[worst] - a[worst]) worst = i;
   }
   alt.losing = static_cast<TimeComponent>(worst);
   alt.losing_seconds = b[worst];
   alt.recommended_seconds = a[worst];
+  alt.same_work_scale = same_work;
 }
 
 /// Which field of the rank key puts `alt` behind `best` (rank.hpp's order).
@@ -136,7 +133,7 @@ Alternative alternative(const Context& ctx, const SearchResult& result, Alternat
     } else {
       alt.outcome = AlternativeOutcome::slower;
     }
-    if (ctx.workload.kind == WorkloadKind::training) losing_component(ctx, best, alt);
+    if (ctx.workload.kind == WorkloadKind::training) losing_component(best, alt);
     alt.traffic = traffic_notes(ctx, *alt.best);
     return alt;
   }

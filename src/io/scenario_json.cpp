@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <initializer_list>
 #include <optional>
 #include <set>
@@ -11,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "planner/io/constraints.hpp"
+#include "planner/io/presets.hpp"
 #include "planner/base/one_line.hpp"
 #include "planner/base/spelling.hpp"
 #include "planner/io/catalog.hpp"
@@ -1072,13 +1075,28 @@ void check_precision(Scenario& s, const std::string& origin, bool given, bool by
 Scenario load_scenario(const json& doc, const std::string& origin) {
   const Object top(doc, "", origin,
                    {"name", "description", "model", "cluster", "workload", "plan", "expect",
-                    "stragglers", "resilience"});
+                    "stragglers", "resilience", "constraints"});
   Scenario s;
   s.origin = origin;
   s.name = top.maybe_text("name").value_or("");
   (void)top.maybe_text("description");
-  s.model = read_model(top.need("model", "an object with layers, hidden, heads, vocab and seq_len"),
-                       origin);
+  // A preset or an HF config.json expands into the plain model object first (io/presets).
+  const std::string folder =
+      origin == "<stdin>" ? "" : std::filesystem::path(origin).parent_path().string();
+  s.model = read_model(
+      expand_model(top.need("model", "an object with layers, hidden, heads, vocab and seq_len, "
+                                     "or a \"preset\" (planner list models) and seq_len"),
+                   origin, folder),
+      origin);
+  if (const json* c = top.find("constraints")) {
+    const Object o(*c, "/constraints", origin, {"fix", "framework"});
+    if (const auto fix = o.maybe_text("fix")) {
+      s.constraints = parse_fix(*fix, origin, "/constraints/fix");
+    }
+    if (const auto f = o.maybe_text("framework")) {
+      s.constraints.framework = parse_framework(*f, origin, "/constraints/framework");
+    }
+  }
   s.cluster = read_cluster(
       top.need("cluster", "an object with nodes, gpus_per_node, gpu, intra_node and inter_node"),
       origin);

@@ -32,7 +32,8 @@ std::string describe(const Context& ctx, const Plan& p) {
   out += fmt::format(", ZeRO-{}", p.zero);
   if (p.sequence_parallel) out += ", SP";
   if (p.flash_attention) out += ", flash";
-  out += fmt::format(", {} recompute", to_string(p.recompute));
+  out += p.recompute == Recompute::none ? std::string(", no recompute")
+                                        : fmt::format(", {} recompute", to_string(p.recompute));
   out += fmt::format(", micro-batch {} x {}", p.micro_batch, p.grad_accum);
   if (p.virtual_stages > 1) out += fmt::format(", interleaved 1F1B v={}", p.virtual_stages);
   return out;
@@ -58,7 +59,7 @@ std::string binding_detail(const Context& ctx, const BindingConstraint& b) {
   const Cluster& c = ctx.cluster;
   const Triage& tri = b.triage;
   const std::string triage_text = fmt::format(
-      "; triage (seed 004): a DDP replica needs {} ({}), shard model state: {}, tensor split "
+      "; triage: a DDP replica needs {} ({}), shard model state: {}, tensor split "
       "needed for the largest layer ({}): {}, pipeline candidate (activations > parameters): {}",
       bytes_text(tri.replica_bytes), tri.replica_fits ? "fits" : "does not fit",
       tri.shard_state ? "yes" : "no", bytes_text(b.layer_bytes), tri.split_tensor ? "yes" : "no",
@@ -73,8 +74,8 @@ std::string binding_detail(const Context& ctx, const BindingConstraint& b) {
   const double reserve = c.gpu.reserve_bytes;
   switch (b.kind) {
     case BindingKind::state_memory:
-      return fmt::format("model state {:.3g} params x {:g} B = {} is {:.2f}x one GPU's {}; {}",
-                         b.params, ctx.workload.training.bytes_per_param, bytes_text(state),
+      return fmt::format("model state {} params x {:g} B = {} is {:.2f}x one GPU's {}; {}",
+                         count_text(b.params), ctx.workload.training.bytes_per_param, bytes_text(state),
                          state / c.gpu.memory_bytes, bytes_text(c.gpu.memory_bytes),
                          activations) +
              triage_text;
@@ -111,12 +112,15 @@ std::string axis_why(const Context& ctx, const Explanation& x, const Evaluation&
   std::string why;
   switch (a.axis) {
     case Axis::dp:
-      why = training ? fmt::format("{} replicas, each {} sequences per step ({} x {}), for "
-                                   "throughput toward the {:.1f}-sequence target ({:g} tokens / {})",
-                                   p.dp, p.micro_batch * p.grad_accum, p.micro_batch, p.grad_accum,
+      why = training ? fmt::format("{}, each {} per step ({} x {}), for "
+                                   "throughput toward the {:.1f}-sequence target ({} tokens / {})",
+                                   plural(p.dp, "replica"),
+                                   plural(p.micro_batch * p.grad_accum, "sequence"), p.micro_batch, p.grad_accum,
                                    target_sequences(ctx),
-                                   ctx.workload.training.global_batch_tokens, ctx.model.seq_len)
-                     : fmt::format("{} replicas of the engine for queries per second", p.dp);
+                                   count_text(ctx.workload.training.global_batch_tokens),
+                                   ctx.model.seq_len)
+                     : fmt::format("{} of the engine for queries per second",
+                                   plural(p.dp, "replica"));
       break;
     case Axis::tp:
       why = p.tp > 1 ? fmt::format("splits every layer {} ways; {}", p.tp, verdict) : verdict;
@@ -170,10 +174,10 @@ std::string failure_mode_text(const Context& ctx, const Evaluation& e,
     }
     const double tokens = e.training.global_sequences * static_cast<double>(ctx.model.seq_len);
     return fmt::format(
-        "the critical batch size: dp = {} sets a global batch of {:.0f} sequences ({:.3g} "
+        "the critical batch size: dp = {} sets a global batch of {:.0f} sequences ({} "
         "tokens); past the critical batch size, extra tokens per step stop buying convergence "
         "(symptom: loss against wall-clock improves while loss against tokens worsens)",
-        p.dp, e.training.global_sequences, tokens);
+        p.dp, e.training.global_sequences, count_text(tokens));
   };
   std::string out;
   for (std::size_t i = 0; i < modes.size(); ++i) out += (i ? "; " : "") + text(modes[i]);
@@ -205,17 +209,22 @@ namespace {
 std::string losing_text(const Evaluation& best, const Alternative& a, bool serving) {
   if (serving) {
     const ServingTime& s = a.best->serving;
-    return fmt::format("{} per token against {}, {:.0f} tokens/s against {:.0f} ({} replicas "
+    return fmt::format("{} per token against {}, {:.0f} tokens/s against {:.0f} ({} "
                        "against {})",
                        seconds_text(s.per_token_seconds), seconds_text(best.serving.per_token_seconds),
-                       s.tokens_per_second, best.serving.tokens_per_second, s.replicas,
-                       best.serving.replicas);
+                       s.tokens_per_second, best.serving.tokens_per_second,
+                       plural(s.replicas, "replica"), best.serving.replicas);
   }
   static constexpr const char* names[] = {"compute", "tensor-parallel traffic",
                                           "exposed ring traffic", "pipeline sends and bubble",
                                           "exposed data-parallel traffic"};
-  return fmt::format("its {} is {} per step ({} in the recommendation)",
-                     names[static_cast<int>(a.losing)], seconds_text(a.losing_seconds),
+  const std::string scaled =
+      a.same_work_scale == 1.0
+          ? std::string()
+          : fmt::format(", scaled to the recommendation's {} per step",
+                        plural(static_cast<long long>(best.training.global_sequences), "sequence"));
+  return fmt::format("its {} is {} per step{} ({} in the recommendation)",
+                     names[static_cast<int>(a.losing)], seconds_text(a.losing_seconds), scaled,
                      a.recommended_seconds > 0 ? seconds_text(a.recommended_seconds) : "none");
 }
 
@@ -275,9 +284,10 @@ std::string threshold_summary(const Context& ctx, const Threshold& t) {
                        static_cast<std::int64_t>(t.value), static_cast<std::int64_t>(t.base_value),
                        world_size(ctx.cluster), plan);
   }
-  return fmt::format("{} {} {:.4g} {} (now {:.4g}): {}", t.parameter,
-                     t.side == ThresholdSide::below ? "at or below" : "at or above",
-                     t.value / t.unit_scale, t.unit, t.base_value / t.unit_scale, plan);
+  const auto [value, now] = count_pair_text(t.value / t.unit_scale, t.base_value / t.unit_scale);
+  return fmt::format("{} {} {} {} (now {}): {}", t.parameter,
+                     t.side == ThresholdSide::below ? "at or below" : "at or above", value, t.unit,
+                     now, plan);
 }
 
 }  // namespace planner

@@ -100,21 +100,22 @@ std::string dp_summary(const Evaluation& e, const TrafficNote& n, const DpFacts&
   const DataParallelTraffic& d = t.dp;
   std::string fsdp;
   if (f.zero == 3) {
-    // The worked solution's figure: 3 buffers per micro-batch at line rate against the dense
+    // 3 buffers per micro-batch at line rate against the dense
     // compute of one micro-batch, here and at one sequence per micro-batch.
     fsdp = fmt::format(
-        "; it moves 3 x {:.4g} = {:.4g} B per micro-batch: {} at {} against {} of 6*P*D "
+        "; it moves 3 x {} = {} per micro-batch: {} at {} against {} of 6*P*D "
         "compute for a micro-batch of {} ({:.2f}x; {:.2f}x at micro-batch 1, {})",
-        d.gradient_bytes, f.fsdp_bytes_per_micro_batch, seconds_text(f.fsdp_wire_seconds),
+        bytes_text(d.gradient_bytes), bytes_text(f.fsdp_bytes_per_micro_batch), seconds_text(f.fsdp_wire_seconds),
         gb_per_s(f.tier_bandwidth), seconds_text(t.dense_seconds), p.micro_batch,
         f.fsdp_wire_seconds / t.dense_seconds, f.fsdp_wire_seconds / f.dense_one_sequence_seconds,
         seconds_text(f.dense_one_sequence_seconds));
   }
   return fmt::format(
-      "{} {}: {} of the {:.4g} B gradient over {} ranks on {} ({}), {} per step = {:.1f} % of "
-      "the {} of compute in a step; exposed {}{}; hides down to {}; within the worked "
-      "solution's {:.0f} % budget down to {}{}",
-      traffic_axis_name(n.axis), d.ranks, traffic_collective(n), d.gradient_bytes, d.ranks,
+      "{} {}: {} of the {} gradient over {} ranks on {} ({}), {} per step = {:.1f} % of "
+      "the {} of compute in a step; exposed {}{}; hides down to {}; within a {:.0f} % "
+      "communication budget down to {}{}",
+      traffic_axis_name(n.axis), d.ranks, traffic_collective(n), bytes_text(d.gradient_bytes),
+      d.ranks,
       n.tier, gb_per_s(f.tier_bandwidth), seconds_text(d.comm_seconds),
       100 * d.comm_seconds / n.compute_seconds_per_step, seconds_text(n.compute_seconds_per_step),
       seconds_text(d.exposed_seconds), f.edge_buckets_only ? " (the first and last buckets)" : "",

@@ -1,6 +1,7 @@
 #include "planner/search/search.hpp"
 
 #include "planner/model/legality.hpp"
+#include "planner/search/constraints.hpp"
 
 #include <fmt/format.h>
 
@@ -48,7 +49,7 @@ bool passes_axes(const SearchFilter& f, const Plan& p) {
     const std::int64_t d = p.*row.degree;
     if ((f.degrees[i] && *f.degrees[i] != d) || d < f.min_degrees[i]) return false;
   }
-  return true;
+  return !f.constraints || within_degrees(*f.constraints, p);
 }
 
 /// Everything but placement.
@@ -56,11 +57,15 @@ bool passes_config(const SearchFilter& f, const Plan& p) {
   if (!passes_axes(f, p)) return false;
   if (f.zero && *f.zero != p.zero) return false;
   if (f.recompute && *f.recompute != p.recompute) return false;
+  if (f.constraints && !within_config(*f.constraints, p)) return false;
   return !f.flash_attention || *f.flash_attention == p.flash_attention;
 }
 
 /// The placement's condition (tp inside a node or not), for a plan that passes_config.
 bool passes_placement(const SearchFilter& f, const Plan& p, const Cluster& c) {
+  if (f.constraints && !framework_placement_violation(f.constraints->framework, p).empty()) {
+    return false;
+  }
   return !f.tp_inside_node || p.tp <= 1 || *f.tp_inside_node == inside_node(p, c, Axis::tp);
 }
 
@@ -642,7 +647,9 @@ void search_any(const Context& ctx, const SearchOptions& options, Collector& out
 
 }  // namespace
 
-SearchResult search(const Context& ctx, const SearchOptions& options) {
+SearchResult search(const Context& ctx, const SearchOptions& requested) {
+  SearchOptions options = requested;
+  options.filter.constraints = &ctx.constraints;  // the user's bounds apply to every search
   SearchResult result;
   Collector out(ctx, options, result);
   budget = Budget{0, options.work_limit};

@@ -200,9 +200,12 @@ struct Alternative {
   double slower = 0;               ///< seconds per unit over the recommendation's, less 1
   Criterion criterion = Criterion::canonical;  ///< ties: the deciding rank-key field
   RankKey key, best_key;           ///< rank keys of `best` and of the recommendation
-  /// Training: the losing component's seconds per step here and in the recommendation.
+  /// Training: the losing component's seconds per step here, scaled to the recommendation's
+  /// tokens per step (`same_work_scale`: the recommendation's sequences per step over this
+  /// plan's), and in the recommendation; the component is the one with the largest difference.
   TimeComponent losing = TimeComponent::compute;
   double losing_seconds = 0, recommended_seconds = 0;
+  double same_work_scale = 1;
   std::optional<Rejection> rejection;
   std::vector<TrafficNote> traffic;  ///< the traffic of its best plan
 };

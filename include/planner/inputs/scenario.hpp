@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/inputs/constraints.hpp"
 #include "planner/inputs/cluster.hpp"
 #include "planner/inputs/model.hpp"
 #include "planner/inputs/plan.hpp"
@@ -49,6 +50,7 @@ struct Scenario {
   Expect expect;
   std::optional<Stragglers> stragglers;  ///< per-rank step-time jitter (planner scaling)
   std::optional<Resilience> resilience;  ///< checkpoints, failures, restart budget
+  Constraints constraints;  ///< "constraints": bounds and a framework (inputs/constraints.hpp)
 };
 
 }  // namespace planner

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "planner/inputs/constraints.hpp"
 #include "planner/model/compute.hpp"
 #include "planner/model/memory.hpp"
 #include "planner/inputs/scenario.hpp"
@@ -22,6 +23,7 @@ struct Context {
   double flops_per_second = 0;  ///< effective rate the time model uses
   bool calibrated = false;      ///< true when derived from a measured step time
   std::optional<Stragglers> stragglers;  ///< per-rank jitter: adds the slowest-rank wait
+  Constraints constraints;      ///< what the user's stack can run (inputs/constraints.hpp)
 };
 
 /// The plan a measured step time belongs to: the scenario's pinned plan, else one GPU holding

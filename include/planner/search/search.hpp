@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/inputs/constraints.hpp"
 #include "planner/model/evaluate.hpp"
 #include "planner/search/rank.hpp"
 
@@ -24,6 +25,8 @@ struct SearchFilter {
   std::optional<Recompute> recompute;
   std::optional<bool> flash_attention;
   std::optional<bool> tp_inside_node;
+  /// The user's bounds and framework (search() sets it from the context's constraints).
+  const Constraints* constraints = nullptr;
 
   void pin(Axis a, std::int64_t d) noexcept { degrees[static_cast<std::size_t>(a)] = d; }
   void require(Axis a) noexcept { min_degrees[static_cast<std::size_t>(a)] = 2; }

@@ -1,0 +1,45 @@
+#pragma once
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string_view>
+
+#include "planner/inputs/plan.hpp"
+
+/// What the user's stack can run: bounds on the axes and switches (`--fix tp=8,zero<=1`,
+/// the scenario's "constraints") and the framework whose launch rules apply (`--framework`).
+/// The search keeps only plans inside them (search/constraints.hpp has the framework rules).
+
+namespace planner {
+
+enum class Framework { any, megatron, torchtitan, deepspeed };
+
+inline constexpr std::array<std::string_view, 4> framework_names{"any", "megatron", "torchtitan",
+                                                                 "deepspeed"};
+
+[[nodiscard]] constexpr std::string_view to_string(Framework f) noexcept {
+  return framework_names[static_cast<std::size_t>(f)];
+}
+
+/// An inclusive range of an integer setting.
+struct Bound {
+  std::int64_t min = 1;
+  std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  [[nodiscard]] constexpr bool holds(std::int64_t v) const noexcept { return v >= min && v <= max; }
+};
+
+struct Constraints {
+  std::array<Bound, axis_count> degrees{};  ///< by Axis
+  Bound zero{0, 3};
+  std::optional<Recompute> recompute;
+  std::optional<bool> flash_attention;
+  std::optional<bool> sequence_parallel;
+  Framework framework = Framework::any;
+
+  [[nodiscard]] const Bound& degree(Axis a) const noexcept {
+    return degrees[static_cast<std::size_t>(a)];
+  }
+};
+
+}  // namespace planner

@@ -1,0 +1,87 @@
+#pragma once
+#include <string_view>
+
+#include "planner/inputs/constraints.hpp"
+#include "planner/inputs/plan.hpp"
+
+/// The frameworks' launch rules (docs/constraints.md cites each), and the user's bounds, as
+/// predicates the search applies. A rule returns the reason a plan cannot be launched, or an
+/// empty view.
+
+namespace planner {
+
+/// The non-trivial axes of `p`'s placement, innermost first, compared with `order`'s.
+[[nodiscard]] inline bool placement_follows(const Plan& p, const Placement& order) noexcept {
+  std::size_t j = 0;
+  for (Axis a : p.placement) {
+    if (degree(p, a) <= 1) continue;
+    while (j < order.size() && (order[j] != a)) ++j;
+    if (j == order.size()) return false;
+    ++j;
+  }
+  return true;
+}
+
+/// Megatron-LM: ranks in order tp-cp-ep-dp-pp (megatron/core/parallel_state.py,
+/// initialize_model_parallel's `order` default), or tp-cp-ep-pp-dp with
+/// --use-tp-pp-dp-mapping, which refuses context parallelism (megatron/training/arguments.py).
+inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis::dp};
+
+/// Why `f` cannot launch `p`'s degrees, ZeRO stage and switches; empty when it can.
+[[nodiscard]] inline std::string_view framework_config_violation(Framework f,
+                                                                 const Plan& p) noexcept {
+  switch (f) {
+    case Framework::any: return {};
+    case Framework::megatron:
+      if (p.zero > 1) return "Megatron-LM shards optimizer state only (ZeRO-1)";
+      return {};
+    case Framework::torchtitan:
+      if (p.zero == 1 || p.zero == 2) return "torchtitan replicates (DDP) or fully shards (FSDP2)";
+      return {};
+    case Framework::deepspeed:
+      if (p.cp > 1) return "DeepSpeed has no ring-attention context parallelism";
+      if (p.pp > 1 && p.zero > 1) return "DeepSpeed's pipeline engine allows ZeRO-1 at most";
+      return {};
+  }
+  return {};
+}
+
+/// Why `f` cannot launch `p`'s rank order; empty when it can.
+[[nodiscard]] inline std::string_view framework_placement_violation(Framework f,
+                                                                    const Plan& p) noexcept {
+  switch (f) {
+    case Framework::any: return {};
+    case Framework::megatron:
+      if (placement_follows(p, default_placement)) return {};
+      if (p.cp <= 1 && placement_follows(p, megatron_tp_pp_dp)) return {};
+      return "Megatron-LM orders ranks tp-cp-dp-pp (or tp-pp-dp without cp)";
+    case Framework::torchtitan:
+      // The device mesh ["pp", "dp_replicate", "dp_shard", "cp", "tp"], outermost first.
+      if (placement_follows(p, default_placement)) return {};
+      return "torchtitan's mesh orders ranks tp-cp-dp-pp";
+    case Framework::deepspeed:
+      // PipeModelDataParallelTopology: axes ['pipe', 'data', 'model'], the last fastest.
+      if (placement_follows(p, default_placement)) return {};
+      return "DeepSpeed orders ranks model-data-pipe";
+  }
+  return {};
+}
+
+/// The user's bounds on the degrees alone.
+[[nodiscard]] inline bool within_degrees(const Constraints& c, const Plan& p) noexcept {
+  for (const AxisInfo& row : axes) {
+    if (!c.degree(row.axis).holds(p.*row.degree)) return false;
+  }
+  return true;
+}
+
+/// The user's bounds and the framework's rules, except the rank order.
+[[nodiscard]] inline bool within_config(const Constraints& c, const Plan& p) noexcept {
+  if (!within_degrees(c, p) || !c.zero.holds(p.zero)) return false;
+  if (c.recompute && *c.recompute != p.recompute) return false;
+  if (c.flash_attention && *c.flash_attention != p.flash_attention) return false;
+  if (c.sequence_parallel && p.tp > 1 && *c.sequence_parallel != p.sequence_parallel) return false;
+  return framework_config_violation(c.framework, p).empty();
+}
+
+}  // namespace planner

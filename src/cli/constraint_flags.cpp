@@ -1,0 +1,19 @@
+#include "command.hpp"
+#include "planner/io/constraints.hpp"
+
+namespace planner::cli {
+
+void add_constraints(CLI::App& app, ConstraintArgs& c) {
+  app.add_option("--fix", c.fix,
+                 "Pin or bound axes and switches, e.g. tp=8,zero<=1,flash=off "
+                 "(names: tp cp dp pp zero flash sp recompute)");
+  app.add_option("--framework", c.framework,
+                 "Only plans this framework launches: any, megatron, torchtitan, deepspeed");
+}
+
+void apply_constraints(Scenario& s, const ConstraintArgs& c) {
+  if (!c.fix.empty()) s.constraints = parse_fix(c.fix, "--fix", "", s.constraints);
+  if (!c.framework.empty()) s.constraints.framework = parse_framework(c.framework, "--framework", "");
+}
+
+}  // namespace planner::cli

@@ -1,0 +1,64 @@
+#include <fmt/format.h>
+
+#include <ostream>
+
+#include "command.hpp"
+#include "planner/io/catalog.hpp"
+#include "planner/io/presets.hpp"
+#include "planner/io/scenario_json.hpp"
+
+/// `planner list models` and `planner import hf config.json`: what a scenario's "model" can
+/// name instead of spelling out the widths (io/presets.hpp).
+
+namespace planner::cli {
+
+using nlohmann::json;
+
+Runner add_list(CLI::App& sub) {
+  auto what = std::make_shared<std::string>();
+  sub.add_option("what", *what, "What to list")
+      ->required()
+      ->check(CLI::IsMember({"models", "gpus"}));
+  return [what](std::ostream& out, std::ostream&) {
+    if (*what == "gpus") {
+      for (const CatalogGpu& g : gpu_catalog()) {
+        out << fmt::format("{:<16} {:>6.1f} GiB, {:>5.2f} TB/s, bf16 {:>6.0f} TFLOP/s dense\n",
+                           g.name, g.memory_bytes / (1024.0 * 1024 * 1024),
+                           g.memory_bandwidth_bytes_per_second / 1e12,
+                           g.peak("bf16").value_or(0) / 1e12);
+      }
+      return 0;
+    }
+    for (const std::string& name : model_preset_names()) {
+      const json p = model_preset(name);
+      const json& m = p.at("model");
+      out << fmt::format("{:<16} {:>4} layers, hidden {:>5}, {:>3} heads ({} KV), context {:>6}: "
+                         "{}\n",
+                         name, m.at("layers").get<int>(), m.at("hidden").get<int>(),
+                         m.at("heads").get<int>(), m.at("kv_heads").get<int>(),
+                         p.at("context_window").get<int>(),
+                         p.at("description").get<std::string>());
+    }
+    return 0;
+  };
+}
+
+Runner add_import(CLI::App& sub) {
+  struct Args {
+    std::string kind, file;
+  };
+  auto a = std::make_shared<Args>();
+  sub.add_option("kind", a->kind, "What the file is")->required()->check(CLI::IsMember({"hf"}));
+  sub.add_option("file", a->file, "A Hugging Face config.json ('-' for standard input)")
+      ->required();
+  return [a](std::ostream& out, std::ostream& err) {
+    const json model = model_from_hf(read_json_file(a->file), file_origin(a->file));
+    out << json{{"model", model}}.dump(2) << "\n";
+    err << fmt::format("planner: note: seq_len is the context window ({}); set the sequence "
+                       "length you train or serve with\n",
+                       model.at("seq_len").get<std::int64_t>());
+    return 0;
+  };
+}
+
+}  // namespace planner::cli

@@ -1,0 +1,137 @@
+#include "planner/io/constraints.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <charconv>
+#include <vector>
+
+#include "planner/base/error.hpp"
+#include "planner/base/spelling.hpp"
+
+namespace planner {
+
+namespace {
+
+enum class Op { eq, le, ge };
+
+struct Item {
+  std::string name;
+  Op op = Op::eq;
+  std::string value;
+};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+/// "zero<=1" → {zero, le, 1}; nullopt-free: throws on a missing operator.
+Item split_item(std::string_view item, const std::string& origin, const std::string& pointer) {
+  for (const auto& [text, op] : std::array<std::pair<std::string_view, Op>, 3>{
+           {{"<=", Op::le}, {">=", Op::ge}, {"=", Op::eq}}}) {
+    const std::size_t at = item.find(text);
+    if (at == std::string_view::npos) continue;
+    return {std::string(trim(item.substr(0, at))), op,
+            std::string(trim(item.substr(at + text.size())))};
+  }
+  throw InputError(origin, pointer,
+                   fmt::format("item '{}': expected NAME=VALUE, NAME<=VALUE or NAME>=VALUE, such "
+                               "as tp=8 or zero<=1",
+                               item));
+}
+
+std::int64_t integer_of(const Item& it, std::string_view item, const std::string& origin,
+                        const std::string& pointer) {
+  std::int64_t v = 0;
+  const char* end = it.value.data() + it.value.size();
+  const auto [ptr, ec] = std::from_chars(it.value.data(), end, v);
+  if (ec != std::errc() || ptr != end || v < 0) {
+    throw InputError(origin, pointer,
+                     fmt::format("item '{}': expected a non-negative integer after {}, got '{}'",
+                                 item, it.name, it.value));
+  }
+  return v;
+}
+
+void apply_bound(Bound& b, Op op, std::int64_t v) {
+  if (op != Op::ge) b.max = std::min(b.max, v);
+  if (op != Op::le) b.min = std::max(b.min, v);
+}
+
+bool switch_of(const Item& it, std::string_view item, const std::string& origin,
+               const std::string& pointer) {
+  if (it.op != Op::eq) {
+    throw InputError(origin, pointer, fmt::format("item '{}': {} takes '=' only", item, it.name));
+  }
+  if (it.value == "on" || it.value == "true") return true;
+  if (it.value == "off" || it.value == "false") return false;
+  throw InputError(origin, pointer,
+                   fmt::format("item '{}': expected on or off, got '{}'", item, it.value));
+}
+
+void apply_item(Constraints& c, std::string_view item, const std::string& origin,
+                const std::string& pointer) {
+  const Item it = split_item(item, origin, pointer);
+  if (const std::optional<Axis> axis = axis_named(it.name)) {
+    const std::int64_t v = integer_of(it, item, origin, pointer);
+    if (v < 1) throw InputError(origin, pointer, fmt::format("item '{}': a degree is at least 1", item));
+    apply_bound(c.degrees[static_cast<std::size_t>(*axis)], it.op, v);
+  } else if (it.name == "zero") {
+    const std::int64_t v = integer_of(it, item, origin, pointer);
+    if (v > 3) throw InputError(origin, pointer, fmt::format("item '{}': ZeRO stages are 0 to 3", item));
+    apply_bound(c.zero, it.op, v);
+  } else if (it.name == "flash") {
+    c.flash_attention = switch_of(it, item, origin, pointer);
+  } else if (it.name == "sp") {
+    c.sequence_parallel = switch_of(it, item, origin, pointer);
+  } else if (it.name == "recompute") {
+    if (it.op != Op::eq) {
+      throw InputError(origin, pointer, fmt::format("item '{}': recompute takes '=' only", item));
+    }
+    if (it.value == "none") c.recompute = Recompute::none;
+    else if (it.value == "selective") c.recompute = Recompute::selective;
+    else if (it.value == "full") c.recompute = Recompute::full;
+    else {
+      throw InputError(origin, pointer,
+                       fmt::format("item '{}': expected none, selective or full", item));
+    }
+  } else {
+    static const std::vector<std::string> names{"tp", "cp", "dp", "pp", "zero", "flash", "sp",
+                                                "recompute"};
+    const auto guess = closest(it.name, names);
+    throw InputError(origin, pointer,
+                     fmt::format("item '{}': unknown name '{}'{}; names: tp, cp, dp, pp, zero, "
+                                 "flash, sp, recompute",
+                                 item, it.name,
+                                 guess ? fmt::format(" (did you mean '{}'?)", *guess) : ""));
+  }
+}
+
+}  // namespace
+
+Constraints parse_fix(std::string_view text, const std::string& origin, const std::string& pointer,
+                      Constraints base) {
+  while (!text.empty()) {
+    const std::size_t comma = text.find(',');
+    const std::string_view item = trim(text.substr(0, comma));
+    if (!item.empty()) apply_item(base, item, origin, pointer);
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return base;
+}
+
+Framework parse_framework(std::string_view text, const std::string& origin,
+                          const std::string& pointer) {
+  for (std::size_t i = 0; i < framework_names.size(); ++i) {
+    if (framework_names[i] == text) return static_cast<Framework>(i);
+  }
+  throw InputError(origin, pointer,
+                   fmt::format("unknown framework '{}'; expected any, megatron, torchtitan or "
+                               "deepspeed",
+                               text));
+}
+
+}  // namespace planner

@@ -1,0 +1,61 @@
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "planner/report/explain_text.hpp"
+#include "planner/report/export.hpp"
+#include "planner/search/constraints.hpp"
+
+/// Megatron-LM argument names, megatron/training/arguments.py (core_r0.12):
+/// _add_distributed_args (--tensor-model-parallel-size, --pipeline-model-parallel-size,
+/// --context-parallel-size, --sequence-parallel, --use-distributed-optimizer,
+/// --use-tp-pp-dp-mapping), _add_training_args (--micro-batch-size, --global-batch-size,
+/// --recompute-granularity, --recompute-method, --recompute-num-layers, --attention-backend),
+/// _add_network_size_args (--num-layers, --hidden-size, --ffn-hidden-size,
+/// --num-attention-heads, --group-query-attention, --num-query-groups, --swiglu,
+/// --untie-embeddings-and-output-weights, --seq-length, --max-position-embeddings).
+
+namespace planner {
+
+std::string megatron_arguments(const Context& ctx, const Plan& p) {
+  const Model& m = ctx.model;
+  std::vector<std::string> args;
+  auto add = [&](std::string a) { args.push_back(std::move(a)); };
+  add(fmt::format("--tensor-model-parallel-size {}", p.tp));
+  add(fmt::format("--pipeline-model-parallel-size {}", p.pp));
+  add(fmt::format("--context-parallel-size {}", p.cp));
+  if (p.tp > 1 && p.sequence_parallel) add("--sequence-parallel");
+  if (p.zero == 1) add("--use-distributed-optimizer");
+  if (!placement_follows(p, default_placement)) add("--use-tp-pp-dp-mapping");
+  add(fmt::format("--micro-batch-size {}", p.micro_batch));
+  add(fmt::format("--global-batch-size {}", p.dp * p.micro_batch * p.grad_accum));
+  if (p.recompute == Recompute::selective) add("--recompute-granularity selective");
+  if (p.recompute == Recompute::full) {
+    add("--recompute-granularity full");
+    add("--recompute-method uniform");
+    add("--recompute-num-layers 1");
+  }
+  add(p.flash_attention ? "--attention-backend flash" : "--attention-backend unfused");
+  add(fmt::format("--num-layers {}", m.layers));
+  add(fmt::format("--hidden-size {}", m.hidden));
+  add(fmt::format("--ffn-hidden-size {}", m.ffn_hidden));
+  add(fmt::format("--num-attention-heads {}", m.heads));
+  if (m.kv_heads != m.heads) {
+    add("--group-query-attention");
+    add(fmt::format("--num-query-groups {}", m.kv_heads));
+  }
+  if (m.gated_mlp) add("--swiglu");
+  if (!m.tied_embeddings) add("--untie-embeddings-and-output-weights");
+  add(fmt::format("--seq-length {}", m.seq_len));
+  add(fmt::format("--max-position-embeddings {}", m.seq_len));
+  add("--bf16");
+  std::string out = fmt::format("# Megatron-LM pretrain_gpt.py arguments ({} GPUs): {}\n",
+                                gpus(p), describe(ctx, p));
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    out += args[i] + (i + 1 < args.size() ? " \\\n" : "\n");
+  }
+  return out;
+}
+
+}  // namespace planner

@@ -1,0 +1,121 @@
+// Constraints (inputs/constraints.hpp, search/constraints.hpp, io/constraints.hpp): --fix
+// bounds and --framework launch rules, applied by every search.
+
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cli_harness.hpp"
+#include "planner/base/error.hpp"
+#include "planner/io/constraints.hpp"
+#include "planner/io/context.hpp"
+#include "planner/io/scenario_json.hpp"
+#include "planner/search/search.hpp"
+
+using namespace planner;
+using nlohmann::json;
+
+namespace {
+
+/// The axes of `p` with more than one rank, innermost first, as names ("tp", "cp", …).
+std::vector<std::string> used_order(const Plan& p) {
+  std::vector<std::string> out;
+  for (Axis a : p.placement) {
+    if (degree(p, a) > 1) out.emplace_back(to_string(a));
+  }
+  return out;
+}
+
+/// True when `order` lists the used axes in the order of `allowed` (written out here from
+/// Megatron-LM: "tp-cp-ep-dp-pp", and "tp-cp-ep-pp-dp" with --use-tp-pp-dp-mapping).
+bool in_order(const std::vector<std::string>& order, const std::vector<std::string>& allowed) {
+  std::size_t j = 0;
+  for (const std::string& a : order) {
+    while (j < allowed.size() && allowed[j] != a) ++j;
+    if (j++ >= allowed.size()) return false;
+  }
+  return true;
+}
+
+bool megatron_launches(const Plan& p) {
+  if (p.zero > 1) return false;  // the distributed optimizer is ZeRO-1
+  const auto order = used_order(p);
+  return in_order(order, {"tp", "cp", "dp", "pp"}) ||
+         (p.cp == 1 && in_order(order, {"tp", "pp", "dp"}));
+}
+
+}  // namespace
+
+TEST_CASE("Property: the megatron framework never recommends what Megatron cannot launch",
+          "[constraints][property]") {
+  std::mt19937 rng(20261130);
+  const char* bases[] = {"a.json", "b.json", "c.json", "llama3-70b-h100.json"};
+  int unconstrained_unlaunchable = 0, checked = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    json doc = read_json_file(std::string(PLANNER_SOURCE_DIR) + "/scenarios/" +
+                              bases[rng() % 4]);
+    doc.erase("plan");
+    const int nodes[] = {1, 2, 4, 8, 16};
+    const int per_node[] = {4, 8};
+    doc["cluster"]["nodes"] = nodes[rng() % 5];
+    doc["cluster"]["gpus_per_node"] = per_node[rng() % 2];
+    const double bw[] = {5e9, 25e9, 50e9, 200e9};
+    doc["cluster"]["inter_node"]["bandwidth"] = bw[rng() % 4];
+    Scenario s = load_scenario(doc, "random.json");
+    Context ctx = make_context(s);
+    SearchOptions options;
+    options.keep = 5;
+    const SearchResult any = search(ctx, options);
+    for (const Evaluation& e : any.ranked) unconstrained_unlaunchable += !megatron_launches(e.plan);
+    ctx.constraints.framework = Framework::megatron;
+    const SearchResult r = search(ctx, options);
+    for (const Evaluation& e : r.ranked) {
+      INFO("trial " << trial << ": zero " << e.plan.zero << ", cp " << e.plan.cp);
+      CHECK(megatron_launches(e.plan));
+      ++checked;
+    }
+  }
+  CHECK(checked > 50);
+  // Not vacuous: without the framework, the search does recommend such plans.
+  CHECK(unconstrained_unlaunchable > 0);
+}
+
+TEST_CASE("The fix flag pins and bounds axes and switches", "[constraints]") {
+  const auto r = cli_harness::run({"plan", "scenarios/b.json", "--format", "json",
+                                   "--no-thresholds", "--fix", "tp=8,zero<=1,flash=on",
+                                   "--top", "5"});
+  REQUIRE(r.code == 0);
+  const json j = json::parse(r.out);
+  REQUIRE(j.contains("ranked"));
+  REQUIRE_FALSE(j.at("ranked").empty());
+  for (const json& p : j.at("ranked")) {
+    CHECK(p.at("tp") == 8);
+    CHECK(p.at("zero").get<int>() <= 1);
+    CHECK(p.at("flash_attention") == true);
+  }
+}
+
+TEST_CASE("Constraint errors name the item and the fix", "[constraints]") {
+  auto message = [](const char* text) {
+    try {
+      (void)parse_fix(text, "--fix", "");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK_THAT(message("tpp=2"), Catch::Contains("did you mean 'tp'"));
+  CHECK_THAT(message("zero<=4"), Catch::Contains("0 to 3"));
+  CHECK_THAT(message("flash<=1"), Catch::Contains("'=' only"));
+  CHECK_THAT(message("tp"), Catch::Contains("NAME=VALUE"));
+  const Constraints c = parse_fix("tp>=2, tp<=4 ,zero<=1,recompute=full", "--fix", "");
+  CHECK(c.degree(Axis::tp).min == 2);
+  CHECK(c.degree(Axis::tp).max == 4);
+  CHECK(c.zero.max == 1);
+  CHECK(c.recompute == Recompute::full);
+  const auto bad = cli_harness::run({"plan", "scenarios/a.json", "--framework", "megatrn"});
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("unknown framework"));
+}

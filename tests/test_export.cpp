@@ -1,0 +1,87 @@
+// planner export --to megatron: the arguments parse back to the plan the planner recommends
+// under the megatron rules (docs/exports.md).
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "cli_harness.hpp"
+
+using nlohmann::json;
+
+namespace {
+
+/// "--name value" and "--flag" lines (trailing backslashes, '#' comments) → name → value ("" for
+/// a flag).
+std::map<std::string, std::string> parse_arguments(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line.size() >= 2 && line.substr(line.size() - 2) == " \\") line.resize(line.size() - 2);
+    std::istringstream words(line);
+    std::string name, value;
+    words >> name >> value;
+    REQUIRE(name.rfind("--", 0) == 0);
+    REQUIRE(out.count(name) == 0);  // each argument once
+    out[name] = value;
+  }
+  return out;
+}
+
+std::int64_t integer(const std::map<std::string, std::string>& a, const std::string& name) {
+  REQUIRE(a.count(name) == 1);
+  return std::stoll(a.at(name));
+}
+
+}  // namespace
+
+// Scenarios without a pinned plan: export writes the recommendation (a pinned plan is exported
+// as pinned).
+TEST_CASE("Megatron-LM arguments round-trip to the recommended plan", "[export]") {
+  for (const char* scenario : {"scenarios/q2-llama-3.1-70b-64-h100.json", "scenarios/q6-gpt-3-175b-1024-a100.json",
+                               "scenarios/q1-llama-3.1-8b-one-node.json"}) {
+    INFO(scenario);
+    const auto exported = cli_harness::run({"export", scenario, "--to", "megatron"});
+    REQUIRE(exported.code == 0);
+    const auto planned = cli_harness::run({"plan", scenario, "--framework", "megatron",
+                                           "--format", "json", "--no-thresholds"});
+    REQUIRE(planned.code == 0);
+    const json best = json::parse(planned.out).at("best");
+    const auto a = parse_arguments(exported.out);
+    const std::int64_t world = best.at("dp").get<std::int64_t>() *
+                               best.at("tp").get<std::int64_t>() *
+                               best.at("pp").get<std::int64_t>() *
+                               best.at("cp").get<std::int64_t>();
+    // Megatron derives dp from the world size (megatron/training/arguments.py).
+    const std::int64_t tp = integer(a, "--tensor-model-parallel-size");
+    const std::int64_t pp = integer(a, "--pipeline-model-parallel-size");
+    const std::int64_t cp = integer(a, "--context-parallel-size");
+    const std::int64_t dp = world / (tp * pp * cp);
+    const std::int64_t mb = integer(a, "--micro-batch-size");
+    CHECK(tp == best.at("tp"));
+    CHECK(pp == best.at("pp"));
+    CHECK(cp == best.at("cp"));
+    CHECK(dp == best.at("dp"));
+    CHECK(mb == best.at("micro_batch"));
+    CHECK(integer(a, "--global-batch-size") / (dp * mb) == best.at("grad_accum"));
+    CHECK((a.count("--use-distributed-optimizer") ? 1 : 0) == best.at("zero"));
+    CHECK(a.count("--sequence-parallel") == (best.at("sequence_parallel") == true ? 1u : 0u));
+    const std::string recompute =
+        a.count("--recompute-granularity") ? a.at("--recompute-granularity") : "none";
+    CHECK(recompute == best.at("recompute"));
+    CHECK((a.at("--attention-backend") == "flash") == best.at("flash_attention").get<bool>());
+  }
+}
+
+TEST_CASE("Export refuses a pinned plan Megatron-LM cannot launch", "[export]") {
+  // Scenario B pins ZeRO stages through --set: ZeRO-3 has no Megatron-LM stage.
+  const auto r = cli_harness::run({"export", "scenarios/b.json", "--set",
+                                   "/plan={\"dp\": 32, \"tp\": 2, \"zero\": 3, "
+                                   "\"recompute\": \"selective\", \"flash_attention\": true}"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("/plan") && Catch::Contains("ZeRO-1"));
+}

@@ -1,0 +1,138 @@
+// Model presets (data/models/*.json) and Hugging Face config.json import (io/presets.hpp).
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <string>
+
+#include "cli_harness.hpp"
+#include "planner/base/error.hpp"
+#include "planner/io/presets.hpp"
+#include "planner/io/scenario_json.hpp"
+
+using namespace planner;
+using nlohmann::json;
+
+namespace {
+
+const std::string source_dir = PLANNER_SOURCE_DIR;
+
+/// A small training scenario around `model`, loaded as if it were a file in tests/data/.
+Scenario load_with_model(const json& model) {
+  json doc = json::parse(R"({
+    "cluster": {"nodes": 1, "gpus_per_node": 8,
+                "gpu": {"memory": "80 GiB", "memory_bandwidth": "3.35 TB/s",
+                        "flops": "400 TFLOP/s"},
+                "intra_node": {"bandwidth": "450 GB/s", "latency": "3 us"},
+                "inter_node": {"bandwidth": "50 GB/s", "latency": "10 us"}},
+    "workload": {"kind": "training", "global_batch_tokens": 1048576}})");
+  doc["model"] = model;
+  return load_scenario(doc, source_dir + "/tests/data/scenario.json");
+}
+
+std::string error_of(const json& model) {
+  try {
+    (void)load_with_model(model);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("An HF config.json for Llama-3.1-8B imports to the preset's model", "[presets]") {
+  const Model from_hf =
+      load_with_model({{"hf_config", "hf/llama-3.1-8b-config.json"}, {"seq_len", 8192}}).model;
+  const Model from_preset = load_with_model({{"preset", "llama-3.1-8b"}, {"seq_len", 8192}}).model;
+  // The Llama 3 paper (arXiv 2407.21783, Table 3), typed here, not read from the program.
+  CHECK(from_preset.layers == 32);
+  CHECK(from_preset.hidden == 4096);
+  CHECK(from_preset.heads == 32);
+  CHECK(from_preset.kv_heads == 8);
+  CHECK(from_preset.ffn_hidden == 14336);
+  CHECK(from_preset.vocab == 128256);
+  CHECK(from_preset.gated_mlp);
+  CHECK_FALSE(from_preset.tied_embeddings);
+  CHECK(from_hf.layers == from_preset.layers);
+  CHECK(from_hf.hidden == from_preset.hidden);
+  CHECK(from_hf.heads == from_preset.heads);
+  CHECK(from_hf.kv_heads == from_preset.kv_heads);
+  CHECK(from_hf.ffn_hidden == from_preset.ffn_hidden);
+  CHECK(from_hf.vocab == from_preset.vocab);
+  CHECK(from_hf.gated_mlp == from_preset.gated_mlp);
+  CHECK(from_hf.tied_embeddings == from_preset.tied_embeddings);
+  CHECK(from_hf.seq_len == 8192);
+  // Meta's model card: 8.03 B parameters (embedding and output layer untied).
+  CHECK(total_params(from_hf) / 1e9 == Approx(8.03).margin(0.01));
+}
+
+TEST_CASE("Presets match their published parameter counts", "[presets]") {
+  // Model cards on the Hugging Face Hub: Llama 3.1 8.03 B, 70.6 B, 405.9 B (the "Model size"
+  // of the safetensors); GPT-3 175 B (Brown et al. 2020, Table 2.1).
+  const std::pair<const char*, double> cases[] = {{"llama-3.1-8b", 8.03},
+                                                  {"llama-3.1-70b", 70.55},
+                                                  {"llama-3.1-405b", 405.85},
+                                                  {"gpt-3-175b", 175.0}};
+  for (const auto& [name, billions] : cases) {
+    INFO(name);
+    const Model m = load_with_model({{"preset", name}, {"seq_len", 2048}}).model;
+    CHECK(total_params(m) / 1e9 == Approx(billions).epsilon(0.01));
+  }
+  CHECK(model_preset_names().size() >= 7);
+}
+
+TEST_CASE("A scenario's model keys override the preset's", "[presets]") {
+  const Model m = load_with_model({{"preset", "llama-3.1-70b"}, {"layers", 40}, {"seq_len", 4096}})
+                      .model;
+  CHECK(m.layers == 40);
+  CHECK(m.hidden == 8192);  // the rest from the preset
+  CHECK(m.seq_len == 4096);
+}
+
+TEST_CASE("Preset and HF errors name the key and the fix", "[presets]") {
+  CHECK_THAT(error_of({{"preset", "llama-3.1-8"}, {"seq_len", 8192}}),
+             Catch::Contains("/model/preset") && Catch::Contains("did you mean \"llama-3.1-8b\""));
+  CHECK_THAT(error_of({{"preset", "llama-3.1-8b"}}), Catch::Contains("/model") &&
+                                                         Catch::Contains("seq_len"));
+  CHECK_THAT(error_of({{"layers", 32}, {"num_key_value_heads", 8}}),
+             Catch::Contains("/model/num_key_value_heads") && Catch::Contains("\"kv_heads\""));
+  CHECK_THAT(error_of({{"hf_config", "hf/mixtral-8x7b-config.json"}, {"seq_len", 4096}}),
+             Catch::Contains("/architectures/0") && Catch::Contains("mixture-of-experts"));
+  CHECK_THAT(error_of({{"hf_config", "hf/missing.json"}, {"seq_len", 4096}}),
+             Catch::Contains("missing.json"));
+}
+
+TEST_CASE("planner import hf and planner list models", "[presets][cli]") {
+  const auto imported = cli_harness::run({"import", "hf", "tests/data/hf/llama-3.1-8b-config.json"});
+  REQUIRE(imported.code == 0);
+  const json m = json::parse(imported.out).at("model");
+  CHECK(m.at("kv_heads") == 8);
+  CHECK(m.at("seq_len") == 131072);  // max_position_embeddings, with a note on stderr
+  CHECK_THAT(imported.err, Catch::Contains("context window"));
+  const auto bad = cli_harness::run({"import", "hf", "tests/data/hf/mixtral-8x7b-config.json"});
+  CHECK(bad.code == 2);
+  const auto listed = cli_harness::run({"list", "models"});
+  CHECK(listed.code == 0);
+  CHECK_THAT(listed.out, Catch::Contains("llama-3.1-405b") && Catch::Contains("gpt-3-175b"));
+  const auto gpus = cli_harness::run({"list", "gpus"});
+  CHECK(gpus.code == 0);
+  CHECK_THAT(gpus.out, Catch::Contains("H100-SXM") && Catch::Contains("MI300X"));
+}
+
+TEST_CASE("The question scenarios use presets and fit in ten lines", "[presets]") {
+  for (const char* name : {"q1-llama-3.1-8b-one-node.json", "q2-llama-3.1-70b-64-h100.json",
+                           "q3-llama-3.1-405b-16k-h100.json",
+                           "q5-llama-3.1-70b-serving-one-node.json",
+                           "q6-gpt-3-175b-1024-a100.json"}) {
+    INFO(name);
+    const std::string path = source_dir + "/scenarios/" + name;
+    const json doc = read_json_file(path);
+    CHECK(doc.at("model").contains("preset"));
+    std::ifstream in(path);
+    int lines = 0;
+    for (std::string line; std::getline(in, line);) ++lines;
+    CHECK(lines <= 10);
+    CHECK_NOTHROW(load_scenario_file(path));
+  }
+}
