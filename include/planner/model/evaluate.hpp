@@ -89,7 +89,8 @@ struct Evaluation {
   if (ctx.workload.kind == WorkloadKind::training) {
     e.training = training_time(ctx.model, ctx.cluster, p, ctx.flops_per_second);
   } else {
-    e.serving = serving_time(ctx.model, ctx.cluster, ctx.workload.serving, p, e.memory);
+    e.serving = serving_time(ctx.model, ctx.cluster, ctx.workload.serving, p, e.memory,
+                             ctx.flops_per_second);
   }
   return e;
 }

@@ -1,0 +1,131 @@
+#include "serving_text.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "planner/io/text.hpp"
+#include "planner/model/collectives.hpp"
+
+namespace planner {
+
+using nlohmann::json;
+
+json serving_time_json(const ServingTime& t) {
+  const DecodeStep& d = t.decode;
+  const PrefillTime& p = t.prefill;
+  return json{{"weight_read", d.weight_read_seconds},
+              {"kv_read", d.kv_read_seconds},
+              {"decode_compute", d.compute_seconds},
+              {"compute_bound", d.compute_bound},
+              {"tp", d.tp_seconds},
+              {"tp_algorithm", std::string(to_string(d.tp_collective.algorithm))},
+              {"pp", d.pp_seconds},
+              {"decode_step", d.seconds},
+              {"batch", d.batch},
+              {"per_token", t.per_token_seconds},
+              {"slo_margin", t.slo_margin_seconds},
+              {"prefill", json{{"prompt_tokens", p.prompt_tokens},
+                               {"chunks", p.chunks},
+                               {"flops", p.flops},
+                               {"compute", p.compute_seconds},
+                               {"memory", p.memory_seconds},
+                               {"tp", p.tp_seconds},
+                               {"pp", p.pp_seconds},
+                               {"seconds", p.seconds}}},
+              {"prefill_share", t.prefill_share},
+              {"requests_per_second", t.requests_per_second},
+              {"queue_wait", json{{"mean", t.queue.mean_seconds},
+                                  {"quantile", t.queue.quantile_seconds}}},
+              {"ttft", t.ttft_seconds},
+              {"ttft_margin", t.ttft_margin_seconds},
+              {"overloaded", t.overloaded},
+              {"meets_slo", t.meets_slo},
+              {"replicas", t.replicas},
+              {"tokens_per_second", t.tokens_per_second}};
+}
+
+namespace {
+
+std::string margin_text(double margin) {
+  return fmt::format("{} by {}", margin >= 0 ? "met" : "missed", seconds_text(std::abs(margin)));
+}
+
+}  // namespace
+
+std::string serving_time_text(const Context& ctx, const ServingTime& t) {
+  const Serving& w = ctx.workload.serving;
+  const DecodeStep& d = t.decode;
+  std::string out;
+  out += fmt::format("  weight read        {:>12}\n", seconds_text(d.weight_read_seconds));
+  out += fmt::format("  KV-cache read      {:>12}\n", seconds_text(d.kv_read_seconds));
+  out += fmt::format("  decode compute     {:>12}   ({:.0f} sequences; {})\n",
+                     seconds_text(d.compute_seconds), d.batch,
+                     d.compute_bound ? "compute-bound" : "below the reads: memory-bound");
+  out += fmt::format("  tp all-reduces     {:>12}   ({} x {}, {})\n", seconds_text(d.tp_seconds),
+                     d.tp_messages, seconds_text(d.tp_collective.seconds()),
+                     to_string(d.tp_collective.algorithm));
+  if (d.pp_seconds > 0) out += fmt::format("  stage sends        {:>12}\n", seconds_text(d.pp_seconds));
+  if (t.prefill_share > 0) {
+    out += fmt::format("  decode step        {:>12}   ({:.1f} % of the engine's time prefills)\n",
+                       seconds_text(d.seconds), 100 * t.prefill_share);
+  }
+  out += fmt::format("  per token          {:>12}   SLO {} ({})\n",
+                     seconds_text(t.per_token_seconds), seconds_text(w.slo_per_token_seconds),
+                     margin_text(t.slo_margin_seconds));
+  out += fmt::format("  prefill            {:>12}   ({} prompt tokens in {} chunk{}, {:.3g} "
+                     "FLOP per GPU)\n",
+                     seconds_text(t.prefill.seconds), t.prefill.prompt_tokens, t.prefill.chunks,
+                     t.prefill.chunks == 1 ? "" : "s", t.prefill.flops);
+  if (t.queue.mean_seconds > 0 || t.requests_per_second > 0) {
+    out += fmt::format("  queue for prefill  {:>12}   (p{:.0f}; mean {}, {:.2f} requests/s per "
+                       "engine)\n",
+                       seconds_text(t.queue.quantile_seconds), 100 * w.slo_percentile,
+                       seconds_text(t.queue.mean_seconds), t.requests_per_second);
+  }
+  out += fmt::format("  first token        {:>12}", seconds_text(t.ttft_seconds));
+  if (w.slo_ttft_seconds > 0) {
+    out += fmt::format("   SLO {} ({})", seconds_text(w.slo_ttft_seconds),
+                       margin_text(t.ttft_margin_seconds));
+  }
+  out += "\n";
+  if (t.overloaded) {
+    out += "  overloaded: requests arrive faster than the engine prefills and decodes them\n";
+  }
+  out += fmt::format("  throughput         {:>12.0f} tokens/s over {} replicas\n",
+                     t.tokens_per_second, t.replicas);
+  return out;
+}
+
+std::string serving_headline(const Context& ctx, const Evaluation& e) {
+  return fmt::format("{} per token ({} SLO), first token {}, {:.0f} tokens/s, {} of {} per GPU",
+                     seconds_text(e.serving.per_token_seconds),
+                     seconds_text(ctx.workload.serving.slo_per_token_seconds),
+                     seconds_text(e.serving.ttft_seconds), e.serving.tokens_per_second,
+                     gib_text(e.memory.total_bytes()), gib_text(e.memory.capacity_bytes));
+}
+
+std::string slo_missed_line(const Context& ctx, const Evaluation& e) {
+  const ServingTime& t = e.serving;
+  const Serving& w = ctx.workload.serving;
+  if (t.meets_slo) return {};
+  if (t.overloaded) {
+    return fmt::format("SLO MISSED: {:.3g} requests/s exceed what the best deployment serves; "
+                       "it is overloaded and its queue grows without bound\n",
+                       w.request_rate_per_second);
+  }
+  std::string out;
+  if (t.slo_margin_seconds < 0) {
+    out += fmt::format("SLO MISSED by {}: {} per output token against the {} target\n",
+                       seconds_text(-t.slo_margin_seconds), seconds_text(t.per_token_seconds),
+                       seconds_text(w.slo_per_token_seconds));
+  }
+  if (t.ttft_margin_seconds < 0) {
+    out += fmt::format("SLO MISSED by {}: {} to the first token (p{:.0f}) against the {} target\n",
+                       seconds_text(-t.ttft_margin_seconds), seconds_text(t.ttft_seconds),
+                       100 * w.slo_percentile, seconds_text(w.slo_ttft_seconds));
+  }
+  return out;
+}
+
+}  // namespace planner

@@ -1,0 +1,19 @@
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "planner/model/evaluate.hpp"
+
+/// The serving parts of the report: the time section, the headline, the JSON time object and
+/// the "SLO MISSED" line (docs/output.md).
+
+namespace planner {
+
+[[nodiscard]] nlohmann::json serving_time_json(const ServingTime& t);
+[[nodiscard]] std::string serving_time_text(const Context& ctx, const ServingTime& t);
+[[nodiscard]] std::string serving_headline(const Context& ctx, const Evaluation& e);
+/// Empty when the plan meets every target; else "SLO MISSED by …" with the largest deficit.
+[[nodiscard]] std::string slo_missed_line(const Context& ctx, const Evaluation& e);
+
+}  // namespace planner
