@@ -105,11 +105,11 @@ bool same_plan(const Plan& a, const Plan& b) {
 SearchFilter filter_for(int i) {
   SearchFilter f;
   switch (i % 7) {
-    case 1: f.tp = 1; f.pp = 1; f.cp = 1; break;  // pure data parallel
-    case 2: f.pp_min = 2; break;                    // with pipeline stages
-    case 3: f.cp_min = 2; break;                    // with context parallelism
+    case 1: f.pin(Axis::tp, 1); f.pin(Axis::pp, 1); f.pin(Axis::cp, 1); break;  // pure dp
+    case 2: f.require(Axis::pp); break;             // with pipeline stages
+    case 3: f.require(Axis::cp); break;             // with context parallelism
     case 4: f.zero = 3; break;
-    case 5: f.tp = 2; f.tp_inside_node = true; break;
+    case 5: f.pin(Axis::tp, 2); f.tp_inside_node = true; break;
     case 6: f.recompute = Recompute::full; break;
     default: break;                                 // unrestricted
   }

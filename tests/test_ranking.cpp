@@ -60,7 +60,7 @@ TEST_CASE("Tensor parallelism stays inside the node", "[ranking]") {
   // and never uses tp = 8, which cannot fit in a 4-GPU node.
   const Scenario s = training(12e9, 40, 5120, 40, 2048, 8 * 32 * 2048.0);
   SearchOptions o;
-  o.filter.tp_min = 2;
+  o.filter.require(Axis::tp);
   const SearchResult r = search(make_context(s), o);
   REQUIRE(r.found());
   const Plan& p = r.ranked.front().plan;
@@ -85,7 +85,7 @@ TEST_CASE("With a free network, the simpler plan wins the tie", "[ranking]") {
   CHECK(p.cp == 1);
   // And a tp-2 plan of the same scenario sits in the same time step: the tie was real.
   SearchOptions o;
-  o.filter.tp = 2;
+  o.filter.pin(Axis::tp, 2);
   const SearchResult r2 = search(ctx, o);
   REQUIRE(r2.found());
   CHECK(r2.keys.front().time == r.keys.front().time);

@@ -158,9 +158,9 @@ Alternative alternative(const Context& ctx, const SearchResult& result, Alternat
 SearchFilter model_axes(std::optional<std::int64_t> tp, std::optional<std::int64_t> pp,
                         std::optional<std::int64_t> cp) {
   SearchFilter f;
-  f.tp = tp;
-  f.pp = pp;
-  f.cp = cp;
+  f.degrees[static_cast<std::size_t>(Axis::tp)] = tp;
+  f.degrees[static_cast<std::size_t>(Axis::pp)] = pp;
+  f.degrees[static_cast<std::size_t>(Axis::cp)] = cp;
   return f;
 }
 
@@ -193,12 +193,12 @@ std::vector<Alternative> alternatives(const Context& ctx, const SearchResult& re
   SearchFilter f;
   if (p.pp == 1) {
     f = {};
-    f.pp_min = 2;
+    f.require(Axis::pp);
     add(AlternativeKind::with_pipeline, f);
   }
   if (training && p.cp == 1 && ctx.model.seq_len % 2 == 0) {
     f = {};
-    f.cp_min = 2;
+    f.require(Axis::cp);
     add(AlternativeKind::with_context, f);
   }
   if (training && p.flash_attention) {
@@ -220,26 +220,25 @@ std::vector<AxisNote> axis_notes(const Context& ctx, const Plan& p) {
   const AlternativeKind simplest =
       training ? AlternativeKind::pure_data_parallel : AlternativeKind::one_gpu_per_engine;
   std::vector<AxisNote> out;
-  auto note = [&](Axis a, std::initializer_list<Axis> group,
-                  std::optional<AlternativeKind> alternative) {
+  auto note = [&](Axis a, std::optional<AlternativeKind> alternative) {
     AxisNote n;
     n.axis = a;
     n.degree = degree(p, a);
     n.used = n.degree > 1;
     // Serving replicas never talk to each other, so their axis pays no tier.
     const bool independent = !training && a == Axis::dp;
-    if (n.used && !independent) n.tier = tier_name(inside_node(p, ctx.cluster, group));
+    if (n.used && !independent) n.tier = tier_name(ctx.cluster, axis_tier(p, ctx.cluster, a));
     n.alternative = alternative;
     out.push_back(std::move(n));
   };
-  note(Axis::dp, {Axis::dp}, std::nullopt);
-  note(Axis::tp, {Axis::tp},
+  note(Axis::dp, std::nullopt);
+  note(Axis::tp,
        p.tp > 1 ? (p.pp > 1 || p.cp > 1 ? AlternativeKind::without_tp : simplest)
                 : AlternativeKind::tp_filling_node);
-  note(Axis::pp, {Axis::pp},
+  note(Axis::pp,
        p.pp > 1 ? std::nullopt : std::optional(AlternativeKind::with_pipeline));
   if (training) {
-    note(Axis::cp, {Axis::cp},
+    note(Axis::cp,
          p.cp > 1 ? (p.tp > 1 || p.pp > 1 ? AlternativeKind::without_cp : simplest)
                   : AlternativeKind::with_context);
   }

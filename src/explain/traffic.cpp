@@ -21,8 +21,8 @@ double bandwidth_for(double wire_bytes, double latency_seconds, double window_se
 /// The tp traffic of one micro-batch, on its tier and on the other one.
 TpFigures tp_figures(const Context& ctx, const Plan& p, const TrainingTime& t) {
   const Cluster& c = ctx.cluster;
-  const bool inside = inside_node(p, c, {Axis::tp});
-  const Tier& other = tier_of(c, !inside);
+  const std::size_t k = axis_tier(p, c, Axis::tp);
+  const Tier& other = c.tiers[compared_tier(k)];
   TpFigures f;
   f.micro_batch = p.micro_batch;
   f.messages = t.tp_messages;
@@ -31,11 +31,11 @@ TpFigures tp_figures(const Context& ctx, const Plan& p, const TrainingTime& t) {
   f.seconds = t.tp_seconds;
   f.dense_seconds = t.dense_seconds;
   f.compute_seconds = t.compute_seconds();
-  f.tier = tier_name(inside);
-  f.other_tier = tier_name(!inside);
-  f.tier_bandwidth = tier_of(c, inside).bandwidth_bytes_per_second;
+  f.tier = tier_name(c, k);
+  f.other_tier = other.name;
+  f.tier_bandwidth = c.tiers[k].bandwidth_bytes_per_second;
   f.other_bandwidth = other.bandwidth_bytes_per_second;
-  f.other = cheapest_collective(Collective::all_reduce, p.tp, t.tp_message_bytes, other, !inside);
+  f.other = cheapest_collective(Collective::all_reduce, p.tp, t.tp_message_bytes, other);
   f.other_seconds = f.other.seconds() * static_cast<double>(t.tp_messages);
   return f;
 }
@@ -45,7 +45,7 @@ TrafficNote tp_note(const Context& ctx, const Evaluation& e) {
   const TrainingTime& t = e.training;
   TrafficNote n;
   n.axis = TrafficAxis::tp;
-  n.tier = tier_name(inside_node(p, ctx.cluster, {Axis::tp}));
+  n.tier = tier_name(ctx.cluster, axis_tier(p, ctx.cluster, Axis::tp));
   n.algorithm = std::string(to_string(t.tp_collective.algorithm));
   n.message_bytes = t.tp_message_bytes;
   const double accum = static_cast<double>(p.grad_accum);
@@ -72,18 +72,14 @@ TrafficNote cp_note(const Context& ctx, const Evaluation& e) {
   const Plan& p = e.plan;
   const Cluster& c = ctx.cluster;
   const TrainingTime& t = e.training;
-  const bool inside = inside_node(p, c, {Axis::cp});
+  const std::size_t k = axis_tier(p, c, Axis::cp);
   const double layers = static_cast<double>(stage_layers(ctx.model, p));
   const double steps = static_cast<double>(p.cp - 1);
-  // Known inexactness, kept for unchanged output: the passes are recovered by division
-  // instead of read from TrainingTime::cp_passes (3 or 4). The quotient is off by an ulp on
-  // scenarios/llama3-70b-h100.json (messages_per_step 3839.9999999999995, not 3840), so
-  // switching to t.cp_passes changes that JSON; left for a change that lists it.
-  const double passes = t.cp_seconds / (layers * steps * t.cp_step.seconds());
+  const double passes = static_cast<double>(t.cp_passes);
   const double accum = static_cast<double>(p.grad_accum);
   TrafficNote n;
   n.axis = TrafficAxis::cp;
-  n.tier = tier_name(inside);
+  n.tier = tier_name(c, k);
   n.algorithm = "ring";
   n.message_bytes = t.cp_block_bytes;
   n.messages_per_step = passes * steps * layers * accum;
@@ -93,13 +89,13 @@ TrafficNote cp_note(const Context& ctx, const Evaluation& e) {
   CpFacts f;
   f.passes = passes;
   f.attention_per_layer_seconds = t.attention_seconds / layers;
-  const Tier& tier = tier_of(c, inside);
+  const Tier& tier = c.tiers[k];
   f.tier_bandwidth = tier.bandwidth_bytes_per_second;
   n.hide_bandwidth = bandwidth_for(passes * steps * t.cp_block_bytes,
                                    passes * steps * tier.latency_seconds,
                                    f.attention_per_layer_seconds);
-  const Tier& other = tier_of(c, !inside);
-  f.other_tier = tier_name(!inside);
+  const Tier& other = c.tiers[compared_tier(k)];
+  f.other_tier = other.name;
   f.other_bandwidth = other.bandwidth_bytes_per_second;
   f.other_step_seconds = collective_cost(Collective::point_to_point, Algorithm::direct, 2,
                                          t.cp_block_bytes, other)
@@ -114,7 +110,7 @@ TrafficNote pp_note(const Context& ctx, const Evaluation& e) {
   const double accum = static_cast<double>(p.grad_accum);
   TrafficNote n;
   n.axis = TrafficAxis::pp;
-  n.tier = tier_name(inside_node(p, ctx.cluster, {Axis::pp}));
+  n.tier = tier_name(ctx.cluster, axis_tier(p, ctx.cluster, Axis::pp));
   n.algorithm = "direct";
   n.message_bytes = t.pp_message_bytes;
   n.messages_per_step = p2p_messages_per_micro_batch(p) * accum;
@@ -156,11 +152,11 @@ TrafficNote dp_note(const Context& ctx, const Evaluation& e) {
   const Plan& p = e.plan;
   const TrainingTime& t = e.training;
   const DataParallelTraffic& d = t.dp;
-  const Tier& tier = tier_of(ctx.cluster, d.inside_node);
+  const Tier& tier = ctx.cluster.tiers[d.tier];
   const double accum = static_cast<double>(p.grad_accum);
   TrafficNote n;
   n.axis = d.ranks == p.dp ? TrafficAxis::dp : TrafficAxis::dp_cp;
-  n.tier = tier_name(d.inside_node);
+  n.tier = tier_name(ctx.cluster, d.tier);
   n.message_bytes = d.gradient_bytes;
   n.seconds_per_step = d.comm_seconds;
   n.compute_seconds_per_step = t.compute_seconds() * accum;
@@ -200,11 +196,11 @@ std::vector<TrafficNote> serving_notes(const Context& ctx, const Evaluation& e) 
   read.facts = ServingReadFacts{e.memory.weights_bytes / c.gpu.memory_bandwidth_bytes_per_second};
   out.push_back(read);
   if (p.tp > 1) {
-    const bool inside = inside_node(p, c, {Axis::tp});
-    const Tier& tier = tier_of(c, inside);
+    const std::size_t k = axis_tier(p, c, Axis::tp);
+    const Tier& tier = c.tiers[k];
     TrafficNote n;
     n.axis = TrafficAxis::tp;
-    n.tier = tier_name(inside);
+    n.tier = tier_name(c, k);
     n.algorithm = std::string(to_string(t.tp_collective.algorithm));
     n.message_bytes = t.tp_message_bytes;
     n.messages_per_step = static_cast<double>(t.tp_messages);
@@ -214,7 +210,7 @@ std::vector<TrafficNote> serving_notes(const Context& ctx, const Evaluation& e) 
     ServingTpFacts f;
     f.ring = t.tp_ring;
     for (Algorithm a : all_algorithms) {
-      if (!available(Collective::all_reduce, a, inside)) continue;
+      if (!available(Collective::all_reduce, a, tier.peer_memory)) continue;
       f.algorithms[f.algorithm_count++] =
           collective_cost(Collective::all_reduce, a, p.tp, t.tp_message_bytes, tier);
     }

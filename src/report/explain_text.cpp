@@ -13,17 +13,18 @@ namespace planner {
 std::string describe(const Context& ctx, const Plan& p) {
   const Cluster& c = ctx.cluster;
   std::vector<std::string> parts;
-  auto axis = [&](Axis a, std::initializer_list<Axis> group) {
+  auto axis = [&](Axis a) {
     const std::int64_t d = degree(p, a);
-    if (d > 1) {
-      parts.push_back(fmt::format("{} {} ({})", to_string(a), d,
-                                  inside_node(p, c, group) ? "intra" : "inter"));
-    }
+    if (d <= 1) return;
+    // Two tiers read "intra" and "inter" (node); a domain between them reads its own name.
+    const std::size_t k = axis_tier(p, c, a);
+    const std::string tier = k == 0 ? "intra" : k == c.network_index() ? "inter" : tier_name(c, k);
+    parts.push_back(fmt::format("{} {} ({})", to_string(a), d, tier));
   };
-  axis(Axis::tp, {Axis::tp});
-  axis(Axis::cp, {Axis::cp});
-  axis(Axis::pp, {Axis::pp});
-  axis(Axis::dp, {Axis::dp});
+  axis(Axis::tp);
+  axis(Axis::cp);
+  axis(Axis::pp);
+  axis(Axis::dp);
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? " x " : "") + parts[i];
   if (out.empty()) out = "1 GPU";

@@ -26,11 +26,12 @@ namespace {
 
 /// The filter's conditions on the axes' degrees alone.
 bool passes_axes(const SearchFilter& f, const Plan& p) {
-  if (f.tp && *f.tp != p.tp) return false;
-  if (f.pp && *f.pp != p.pp) return false;
-  if (f.cp && *f.cp != p.cp) return false;
-  if (f.dp && *f.dp != p.dp) return false;
-  return p.tp >= f.tp_min && p.pp >= f.pp_min && p.cp >= f.cp_min;
+  for (const AxisInfo& row : axes) {
+    const auto i = static_cast<std::size_t>(row.axis);
+    const std::int64_t d = p.*row.degree;
+    if ((f.degrees[i] && *f.degrees[i] != d) || d < f.min_degrees[i]) return false;
+  }
+  return true;
 }
 
 /// Everything but placement.

@@ -2,7 +2,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <string>
 
 #include "planner/inputs/cluster.hpp"
@@ -90,24 +89,10 @@ struct GroupShape {
 
 }  // namespace planner
 
-// --- The two-tier view the explanation still uses (node or not); the tier index above is
-// --- the model's. With more than two tiers, "not inside a node" reads as the network tier.
 namespace planner {
 
-[[nodiscard]] inline bool inside_node(const Plan& p, const Cluster& c,
-                                      std::initializer_list<Axis> group) noexcept {
-  for (Axis a : group) {
-    if (!inside_domain(p, a, c.gpus_per_node)) return false;
-  }
-  return true;
-}
-
-[[nodiscard]] inline const Tier& tier_of(const Cluster& c, bool inside) noexcept {
-  return inside ? c.node_tier() : c.network_tier();
-}
-
-[[nodiscard]] inline std::string tier_name(bool inside) {
-  return inside ? "intra_node" : "inter_node";
-}
+/// The tier a what-if compares a group's tier with: the next one out for a group inside a
+/// node (what leaving the node would cost), the node's for any other (what staying in would).
+[[nodiscard]] inline std::size_t compared_tier(std::size_t k) noexcept { return k == 0 ? 1 : 0; }
 
 }  // namespace planner

@@ -13,9 +13,9 @@ namespace planner {
 [[nodiscard]] inline bool same_answer(const Context& ctx, const Plan& a, const Plan& b) {
   const Cluster& c = ctx.cluster;
   auto tiers = [&](const Plan& p) {
-    return std::array<bool, 4>{inside_node(p, c, {Axis::tp}), inside_node(p, c, {Axis::cp}),
-                               inside_node(p, c, {Axis::pp}),
-                               inside_node(p, c, {Axis::dp, Axis::cp})};
+    std::array<std::size_t, axis_count> out{};
+    for (const AxisInfo& row : axes) out[static_cast<std::size_t>(row.axis)] = axis_tier(p, c, row.axis);
+    return out;
   };
   return a.dp == b.dp && a.tp == b.tp && a.pp == b.pp && a.cp == b.cp && a.zero == b.zero &&
          a.recompute == b.recompute && a.flash_attention == b.flash_attention &&

@@ -18,12 +18,15 @@ namespace planner {
 /// Restrictions of the space, used by the explanation to time "the simpler answer"
 /// (pure data parallel, the winner without one of its axes, …). Unset fields are free.
 struct SearchFilter {
-  std::optional<std::int64_t> tp, pp, cp, dp;
+  std::array<std::optional<std::int64_t>, axis_count> degrees{};  ///< pinned degrees, by Axis
+  std::array<std::int64_t, axis_count> min_degrees{1, 1, 1, 1};   ///< 2 forces an axis into use
   std::optional<int> zero;
   std::optional<Recompute> recompute;
   std::optional<bool> flash_attention;
   std::optional<bool> tp_inside_node;
-  std::int64_t tp_min = 1, pp_min = 1, cp_min = 1;  ///< force an axis into use
+
+  void pin(Axis a, std::int64_t d) noexcept { degrees[static_cast<std::size_t>(a)] = d; }
+  void require(Axis a) noexcept { min_degrees[static_cast<std::size_t>(a)] = 2; }
 };
 
 struct SearchOptions {
