@@ -77,7 +77,7 @@ std::string serving_time_text(const Context& ctx, const ServingTime& t) {
                      "FLOP per GPU)\n",
                      seconds_text(t.prefill.seconds), t.prefill.prompt_tokens, t.prefill.chunks,
                      t.prefill.chunks == 1 ? "" : "s", t.prefill.flops);
-  if (t.queue.mean_seconds > 0 || t.requests_per_second > 0) {
+  if (w.request_rate_per_second > 0) {
     out += fmt::format("  queue for prefill  {:>12}   (p{:.0f}; mean {}, {:.2f} requests/s per "
                        "engine)\n",
                        seconds_text(t.queue.quantile_seconds), 100 * w.slo_percentile,
