@@ -1,6 +1,7 @@
 // Serving v2 (issue 11): prefill FLOPs, KV bytes, the decode roofline, queueing and the CLI's
 // verdicts, each against a figure worked out here by hand.
 #include <algorithm>
+#include <cmath>
 #include <catch2/catch.hpp>
 #include <random>
 #include <vector>
@@ -238,4 +239,60 @@ TEST_CASE("bad serving input exits 2 naming the JSON pointer", "[serving][cli][e
   CHECK(r.code == 2);
   CHECK(r.err.find("/workload/prefill_chunk_tokens") != std::string::npos);
   CHECK(r.err.find("use at least 2") != std::string::npos);
+}
+
+TEST_CASE("open loop: Little's law, the prefill queue and the engine's capacity",
+          "[serving][batching]") {
+  Model m = llama70b();
+  m.layers = 32;  // Llama-3.1-8B's shape (Dubey et al. 2024, Table 3)
+  m.hidden = 4096;
+  m.heads = 32;
+  m.ffn_hidden = 14336;
+  const Cluster c = h100_node();
+  Serving w;
+  w.batch = 256;
+  w.input_tokens = 1024;
+  w.output_tokens = 256;
+  w.context_tokens = 1280;
+  w.slo_per_token_seconds = 30e-3;
+  w.slo_ttft_seconds = 0.5;
+  w.slo_percentile = 0.99;
+  w.request_rate_per_second = 100;
+  const Plan p = engine(2, 256);  // four engines of tp 2: 25 requests/s each
+  const MemoryLedger l = serving_ledger(m, c, w, p);
+  const ServingTime t = serving_time(m, c, w, p, l, 400e12);
+  REQUIRE_FALSE(t.overloaded);
+  CHECK(t.requests_per_second == Approx(25));
+  // Little: sequences in decode = arrivals × time in decode = 25 · 256 · TPOT.
+  CHECK(t.decode.batch == Approx(25 * 256 * t.per_token_seconds).epsilon(1e-6));
+  CHECK(t.prefill_share == Approx(25 * t.prefill.stage_seconds));
+  CHECK(t.ttft_seconds == Approx(t.prefill.seconds +
+                                 md1_wait(25, t.prefill.stage_seconds, 0.99).quantile_seconds));
+  CHECK(t.tokens_per_second == Approx(100 * 256));
+  // The capacity is the edge of the targets: just below it they hold, just above they do not.
+  const double most = max_request_rate(m, c, w, p, l, 400e12);
+  Serving below = w, above = w;
+  below.request_rate_per_second = 0.999 * most * 4;
+  above.request_rate_per_second = 1.001 * most * 4;
+  CHECK(serving_time(m, c, below, p, l, 400e12).meets_slo);
+  CHECK_FALSE(serving_time(m, c, above, p, l, 400e12).meets_slo);
+  // Past prefill's own capacity (ρ ≥ 1) the engine is overloaded: a missed SLO, finite figures.
+  Serving flood = w;
+  flood.request_rate_per_second = 4 * 1.01 / t.prefill.stage_seconds;
+  const ServingTime f = serving_time(m, c, flood, p, l, 400e12);
+  CHECK(f.overloaded);
+  CHECK_FALSE(f.meets_slo);
+  CHECK(std::isfinite(f.per_token_seconds));
+  CHECK(std::isfinite(f.ttft_seconds));
+}
+
+TEST_CASE("an overloaded rate exits 1 and names the overload first", "[serving][cli]") {
+  int code = -1;
+  const std::string out = cli_harness::run_binary(
+      "plan scenarios/llama31-8b-request-rate-h100.json --no-thresholds "
+      "--set /workload/request_rate=400",
+      code);
+  CHECK(code == 1);
+  CHECK(out.substr(0, out.find("Recommendation")).find("SLO MISSED") != std::string::npos);
+  CHECK(out.find("capacity: one engine") != std::string::npos);
 }

@@ -216,6 +216,10 @@ json report_json(const PlanReport& r) {
                                  {"quadratic_dominates", x.binding.quadratic_dominates},
                                  {"detail", binding_detail(ctx, x.binding)}};
   j["best"] = r.result.found() ? plan_json(ctx, r.result.ranked.front()) : json(nullptr);
+  if (r.result.found() && ctx.workload.kind == WorkloadKind::serving &&
+      ctx.workload.serving.request_rate_per_second > 0) {
+    j["best"]["capacity"] = serving_capacity_json(ctx, r.result.ranked.front());
+  }
   json ranked = json::array();
   for (const Evaluation& e : r.result.ranked) ranked.push_back(plan_json(ctx, e));
   j["ranked"] = ranked;
@@ -329,6 +333,7 @@ std::string report_text(const PlanReport& r) {
   out += explanation_text(r);
   out += "\nMemory per GPU\n" + describe_memory_lines(best.memory);
   out += "\nTime\n" + describe_time(ctx, best);
+  if (ctx.workload.kind == WorkloadKind::serving) out += serving_capacity_text(ctx, best);
   if (r.result.ranked.size() > 1) {
     out += "\nRunners-up\n";
     for (std::size_t i = 1; i < r.result.ranked.size(); ++i) {

@@ -105,6 +105,47 @@ std::string serving_headline(const Context& ctx, const Evaluation& e) {
                      gib_text(e.memory.total_bytes()), gib_text(e.memory.capacity_bytes));
 }
 
+namespace {
+
+struct Capacity {
+  double per_engine = 0;   ///< requests/s one engine serves within the targets
+  std::int64_t engines = 0;  ///< engines the scenario's rate needs; 0 when none suffices
+};
+
+Capacity capacity(const Context& ctx, const Evaluation& e) {
+  Capacity c;
+  c.per_engine = max_request_rate(ctx.model, ctx.cluster, ctx.workload.serving, e.plan, e.memory,
+                                  ctx.flops_per_second);
+  if (c.per_engine > 0) {
+    c.engines = static_cast<std::int64_t>(
+        std::ceil(ctx.workload.serving.request_rate_per_second / c.per_engine));
+  }
+  return c;
+}
+
+}  // namespace
+
+json serving_capacity_json(const Context& ctx, const Evaluation& e) {
+  if (ctx.workload.serving.request_rate_per_second <= 0) return json::object();
+  const Capacity c = capacity(ctx, e);
+  return json{{"max_requests_per_second_per_engine", c.per_engine},
+              {"engines_for_rate", c.engines},
+              {"gpus_per_engine", e.plan.tp * e.plan.pp}};
+}
+
+std::string serving_capacity_text(const Context& ctx, const Evaluation& e) {
+  const Serving& w = ctx.workload.serving;
+  if (w.request_rate_per_second <= 0) return {};
+  const Capacity c = capacity(ctx, e);
+  if (c.engines == 0) {
+    return "  capacity: one engine misses the targets even at a trickle of requests\n";
+  }
+  return fmt::format("  capacity: one engine of {} GPUs serves up to {:.3g} requests/s within the "
+                     "targets; {:.3g} requests/s need {} engines ({} GPUs; {} here)\n",
+                     e.plan.tp * e.plan.pp, c.per_engine, w.request_rate_per_second, c.engines,
+                     c.engines * e.plan.tp * e.plan.pp, e.plan.dp);
+}
+
 std::string slo_missed_line(const Context& ctx, const Evaluation& e) {
   const ServingTime& t = e.serving;
   const Serving& w = ctx.workload.serving;

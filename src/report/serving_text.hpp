@@ -13,6 +13,10 @@ namespace planner {
 [[nodiscard]] nlohmann::json serving_time_json(const ServingTime& t);
 [[nodiscard]] std::string serving_time_text(const Context& ctx, const ServingTime& t);
 [[nodiscard]] std::string serving_headline(const Context& ctx, const Evaluation& e);
+/// Under a request rate: what one engine sustains within the targets and how many engines the
+/// scenario's rate needs (JSON object, empty without a rate; and its text line).
+[[nodiscard]] nlohmann::json serving_capacity_json(const Context& ctx, const Evaluation& e);
+[[nodiscard]] std::string serving_capacity_text(const Context& ctx, const Evaluation& e);
 /// Empty when the plan meets every target; else "SLO MISSED by …" with the largest deficit.
 [[nodiscard]] std::string slo_missed_line(const Context& ctx, const Evaluation& e);
 

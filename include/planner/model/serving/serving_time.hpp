@@ -112,4 +112,26 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
   return t;
 }
 
+/// The largest request rate one engine serves within the targets (TPOT, TTFT at the
+/// percentile, not overloaded): bisection on the rate, which only makes every figure worse,
+/// between 0 and the rate at which prefill alone fills the engine (ρ = 1). 0 when even a
+/// trickle misses. Needs `output_tokens`.
+[[nodiscard]] inline double max_request_rate(const Model& m, const Cluster& c, Serving w,
+                                             const Plan& p, const MemoryLedger& ledger,
+                                             double flops_per_second) noexcept {
+  const double prefill = prefill_time(m, c, w, p, ledger.weights_bytes, flops_per_second)
+                             .stage_seconds;
+  auto meets = [&](double per_engine) {
+    w.request_rate_per_second = per_engine * static_cast<double>(p.dp);
+    return serving_time(m, c, w, p, ledger, flops_per_second).meets_slo;
+  };
+  double lo = 0, hi = 1.0 / prefill;
+  if (!meets(hi * 1e-6)) return 0;
+  for (int i = 0; i < 60 && hi - lo > 1e-6 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (meets(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 }  // namespace planner
