@@ -218,7 +218,7 @@ TEST_CASE("loader: nesting is bounded", "[loader][errors]") {
 TEST_CASE("loader: wrong JSON types", "[loader][errors]") {
   CHECK(load_error("[1, 2]") ==
         "a.json: expected an object with keys name, description, model, cluster, workload, plan, "
-        "expect, got [1,2]");
+        "expect, stragglers, resilience, got [1,2]");
   CHECK(error_with({"/model/hidden=\"4096\""}) ==
         "a.json: /model/hidden: expected a positive integer, got \"4096\"");
   CHECK(error_with({"/model/gated_mlp=1"}) ==

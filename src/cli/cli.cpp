@@ -17,6 +17,7 @@ const std::vector<Command>& commands() {
       {"collective", "Cost of one collective under each algorithm", add_collective},
       {"check", "Exit 1 when a scenario's \"expect\" no longer holds", add_check},
       {"sweep", "One full plan per point of a grid of inputs", add_sweep},
+      {"scaling", "Speedup as data-parallel replicas are added; restart budget", add_scaling},
   };
   return table;
 }

@@ -33,6 +33,7 @@ Runner add_memory(CLI::App& sub);
 Runner add_collective(CLI::App& sub);
 Runner add_check(CLI::App& sub);
 Runner add_sweep(CLI::App& sub);
+Runner add_scaling(CLI::App& sub);
 
 // --- shared by the commands (src/cli/common.cpp) -------------------------------------------
 

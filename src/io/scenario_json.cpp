@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "planner/io/quantity.hpp"
+#include "planner/io/resilience_json.hpp"
 #include "planner/model/legality.hpp"
 #include "planner/base/spelling.hpp"
 
@@ -1051,7 +1052,8 @@ void check_precision(Scenario& s, const std::string& origin, bool given, bool by
 
 Scenario load_scenario(const json& doc, const std::string& origin) {
   const Object top(doc, "", origin,
-                   {"name", "description", "model", "cluster", "workload", "plan", "expect"});
+                   {"name", "description", "model", "cluster", "workload", "plan", "expect",
+                    "stragglers", "resilience"});
   Scenario s;
   s.origin = origin;
   s.name = top.maybe_text("name").value_or("");
@@ -1081,6 +1083,8 @@ Scenario load_scenario(const json& doc, const std::string& origin) {
     validate_plan(s, *s.plan, origin, "/plan");
   }
   if (const json* expect = top.find("expect")) s.expect = read_expect(*expect, origin);
+  if (const json* v = top.find("stragglers")) s.stragglers = read_stragglers(*v, origin);
+  if (const json* v = top.find("resilience")) s.resilience = read_resilience(*v, origin);
   return s;
 }
 

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "planner/io/context.hpp"
+#include "planner/report/scaling_report.hpp"
 #include "planner/io/text.hpp"
 #include "planner/report/report.hpp"
 #include "planner/search/answer.hpp"
@@ -41,7 +43,7 @@ json memory_json(const MemoryLedger& l) {
 json time_json(const Context& ctx, const Evaluation& e) {
   if (ctx.workload.kind == WorkloadKind::serving) return serving_time_json(e.serving);
   const TrainingTime& t = e.training;
-  return json{{"dense", t.dense_seconds},
+  json j{{"dense", t.dense_seconds},
               {"attention", t.attention_seconds},
               {"recompute", t.recompute_seconds},
               {"scores_io", t.scores_io_seconds},
@@ -58,6 +60,9 @@ json time_json(const Context& ctx, const Evaluation& e) {
               {"global_sequences", t.global_sequences},
               {"tokens_per_second", t.tokens_per_second},
               {"mfu", t.mfu}};
+  // Only with the scenario's "stragglers" (docs/resilience.md §1), so other output is unchanged.
+  if (t.straggler_seconds > 0) j["straggler"] = t.straggler_seconds;
+  return j;
 }
 
 json plan_fields_json(const Plan& p) {
@@ -148,10 +153,22 @@ std::string describe_time(const Context& ctx, const Evaluation& e) {
   }
   out += fmt::format("    dp traffic       {:>12}   (exposed {})\n", seconds_text(t.dp.comm_seconds),
                      seconds_text(t.dp.exposed_seconds));
+  if (t.straggler_seconds > 0) {
+    out += fmt::format("    straggler wait   {:>12}\n", seconds_text(t.straggler_seconds));
+  }
   out += fmt::format("    step             {:>12}   {:.0f} sequences, {:.0f} tokens/s, MFU {:.1f} %\n",
                      seconds_text(t.step_seconds), t.global_sequences, t.tokens_per_second,
                      100 * t.mfu);
   return out;
+}
+
+/// The recommended training plan's restart budget, when the scenario has "resilience".
+std::optional<RestartBudget> plan_restart_budget(const PlanReport& r) {
+  if (!r.scenario->resilience || !r.result.found() ||
+      r.context.workload.kind != WorkloadKind::training) {
+    return std::nullopt;
+  }
+  return restart_budget(r.context, r.result.ranked.front(), *r.scenario->resilience);
 }
 
 std::string headline(const Context& ctx, const Evaluation& e) {
@@ -224,6 +241,9 @@ json report_json(const PlanReport& r) {
   for (const Evaluation& e : r.result.ranked) ranked.push_back(plan_json(ctx, e));
   j["ranked"] = ranked;
   if (r.pinned) j["pinned"] = plan_json(ctx, *r.pinned);
+  if (const std::optional<RestartBudget> b = plan_restart_budget(r)) {
+    j["resilience"] = restart_budget_json(*b);
+  }
   j["axes"] = json::array();
   j["traffic"] = json::array();
   j["failure_mode"] = "";
@@ -334,6 +354,9 @@ std::string report_text(const PlanReport& r) {
   out += "\nMemory per GPU\n" + describe_memory_lines(best.memory);
   out += "\nTime\n" + describe_time(ctx, best);
   if (ctx.workload.kind == WorkloadKind::serving) out += serving_capacity_text(ctx, best);
+  if (const std::optional<RestartBudget> b = plan_restart_budget(r)) {
+    out += "\n" + restart_budget_text(*b, *r.scenario->resilience);
+  }
   if (r.result.ranked.size() > 1) {
     out += "\nRunners-up\n";
     for (std::size_t i = 1; i < r.result.ranked.size(); ++i) {

@@ -416,7 +416,7 @@ void time_candidates(const Context& ctx, const SearchOptions& options, Scratch& 
         for (std::size_t k = 0; k < g.placement_count; ++k) {
           p.placement = s.placement_pool[g.placements + k];
           ++result.timed;
-          out.offer_training(p, ledger, training_time(m, c, p, ctx.flops_per_second));
+          out.offer_training(p, ledger, training_time(ctx, p));
         }
       }
     }
@@ -428,7 +428,6 @@ void time_candidates(const Context& ctx, const SearchOptions& options, Scratch& 
 /// there and then) or pruned (fitting configurations become candidates for pass 2).
 void search_training(const Context& ctx, const SearchOptions& options, Collector& out,
                      SearchResult& result, Scratch& s) {
-  const Model& m = ctx.model;
   const Cluster& c = ctx.cluster;
   const SearchFilter& filter = options.filter;
   enumerate_groups(ctx, filter, s, &out, [&](std::uint32_t group_index) {
@@ -468,7 +467,7 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
             for (std::size_t k = 0; k < g.placement_count; ++k) {
               p.placement = s.placement_pool[g.placements + k];
               ++result.timed;
-              out.offer_training(p, ledger, training_time(m, c, p, ctx.flops_per_second));
+              out.offer_training(p, ledger, training_time(ctx, p));
             }
           }
         }

@@ -6,6 +6,8 @@
 #include "planner/inputs/cluster.hpp"
 #include "planner/inputs/model.hpp"
 #include "planner/inputs/plan.hpp"
+#include "planner/inputs/resilience.hpp"
+#include "planner/inputs/stragglers.hpp"
 #include "planner/inputs/workload.hpp"
 
 /// A whole scenario file: model, cluster, workload, an optional pinned plan and optional
@@ -45,6 +47,8 @@ struct Scenario {
   Workload workload;
   std::optional<Plan> plan;  ///< the pinned configuration, if any
   Expect expect;
+  std::optional<Stragglers> stragglers;  ///< per-rank step-time jitter (planner scaling)
+  std::optional<Resilience> resilience;  ///< checkpoints, failures, restart budget
 };
 
 }  // namespace planner

@@ -1,12 +1,14 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "planner/model/compute.hpp"
 #include "planner/model/memory.hpp"
 #include "planner/inputs/scenario.hpp"
 #include "planner/model/step_time.hpp"
+#include "planner/model/straggler_delay.hpp"
 
 /// One pinned plan evaluated: its memory ledger and its time (docs/model.md).
 
@@ -19,6 +21,7 @@ struct Context {
   Workload workload;
   double flops_per_second = 0;  ///< effective rate the time model uses
   bool calibrated = false;      ///< true when derived from a measured step time
+  std::optional<Stragglers> stragglers;  ///< per-rank jitter: adds the slowest-rank wait
 };
 
 /// The plan a measured step time belongs to: the scenario's pinned plan, else one GPU holding
@@ -81,13 +84,29 @@ struct Evaluation {
              : serving_ledger(ctx.model, ctx.cluster, ctx.workload.serving, p);
 }
 
+/// The training time of `p` in `ctx`, with the expected wait for the slowest of its gpus(p)
+/// ranks when the scenario gives per-rank jitter (docs/resilience.md §1): one wait per step,
+/// and throughput and MFU follow the longer step. Without jitter, exactly training_time.
+[[nodiscard]] inline TrainingTime training_time(const Context& ctx, const Plan& p) noexcept {
+  TrainingTime t = training_time(ctx.model, ctx.cluster, p, ctx.flops_per_second);
+  if (!ctx.stragglers) return t;
+  const double wait = straggler_seconds(*ctx.stragglers, gpus(p));
+  if (!(wait > 0)) return t;
+  const double longer = t.step_seconds + wait;
+  t.tokens_per_second *= t.step_seconds / longer;
+  t.mfu *= t.step_seconds / longer;
+  t.straggler_seconds = wait;
+  t.step_seconds = longer;
+  return t;
+}
+
 /// Ledger and time of a pinned plan. The plan must have passed validate_plan.
 [[nodiscard]] inline Evaluation evaluate(const Context& ctx, const Plan& p) noexcept {
   Evaluation e;
   e.plan = p;
   e.memory = memory_ledger(ctx, p);
   if (ctx.workload.kind == WorkloadKind::training) {
-    e.training = training_time(ctx.model, ctx.cluster, p, ctx.flops_per_second);
+    e.training = training_time(ctx, p);
   } else {
     e.serving = serving_time(ctx.model, ctx.cluster, ctx.workload.serving, p, e.memory,
                              ctx.flops_per_second);

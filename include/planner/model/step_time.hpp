@@ -62,6 +62,7 @@ struct TrainingTime {
   DataParallelTraffic dp;
   double inter_node_bytes = 0;  ///< bytes per GPU per step that cross nodes (all axes)
   double step_seconds = 0;
+  double straggler_seconds = 0;  ///< in step_seconds: the wait for the slowest rank (0 unless given)
   double global_sequences = 0;
   double tokens_per_second = 0;
   double mfu = 0;  ///< model FLOP/s per GPU ÷ the effective FLOP/s the time model uses
