@@ -8,6 +8,7 @@
 
 #include "cli_harness.hpp"
 #include "planner/model/evaluate.hpp"
+#include "planner/search/disaggregated.hpp"
 
 using namespace planner;
 
@@ -46,6 +47,16 @@ Plan engine(std::int64_t tp, std::int64_t batch) {
   p.dp = 8 / tp;
   p.micro_batch = batch;
   return p;
+}
+
+/// The issue's chat request: 2048 prompt and 256 output tokens, a loose 1 s target.
+Serving chat() {
+  Serving w;
+  w.input_tokens = 2048;
+  w.output_tokens = 256;
+  w.context_tokens = 2304;
+  w.slo_per_token_seconds = 1;
+  return w;
 }
 
 // One layer: Q, O 2·8192² = 134,217,728; K, V 2·8192·1024 = 16,777,216; gated MLP
@@ -151,11 +162,7 @@ TEST_CASE("closed loop: each sequence's prefill is spread over its output tokens
           "[serving][batching]") {
   const Model m = llama70b();
   const Cluster c = h100_node();
-  Serving w;
-  w.input_tokens = 2048;
-  w.output_tokens = 256;
-  w.context_tokens = 2304;
-  w.slo_per_token_seconds = 1;
+  const Serving w = chat();
   const Plan p = engine(8, 64);
   const MemoryLedger l = serving_ledger(m, c, w, p);
   const ServingTime t = serving_time(m, c, w, p, l, 400e12);
@@ -295,4 +302,47 @@ TEST_CASE("an overloaded rate exits 1 and names the overload first", "[serving][
   CHECK(code == 1);
   CHECK(out.substr(0, out.find("Recommendation")).find("SLO MISSED") != std::string::npos);
   CHECK(out.find("capacity: one engine") != std::string::npos);
+}
+
+TEST_CASE("disaggregated pools: no prefill stalls, the prompt's cache sent once",
+          "[serving][disaggregated]") {
+  const Model m = llama70b();
+  const Cluster c = h100_node();
+  Serving w = chat();
+  w.concurrency = 16;
+  const Disaggregated d{4, 1, 4, 1};  // prefill 1 × tp 4, decode 1 × tp 4: the whole node
+  const DisaggregatedTime t = disaggregated_time(m, c, w, d, 400e12);
+  REQUIRE(t.fits);
+  // Decode holds all 16 sequences and never prefills: TPOT is the step; requests finish at
+  // 16 / (256 · TPOT) per second.
+  CHECK(t.per_token_seconds == t.decode.seconds);
+  CHECK(t.decode.batch == 16);
+  CHECK(t.requests_per_second == Approx(16 / (256 * t.per_token_seconds)));
+  // The prompt's cache, 2048 · 327,680 B = 671 MB, over NVLink by 4 rank pairs:
+  // 167.8 MB at 450 GB/s + 3 µs = 0.376 ms.
+  CHECK(t.kv_transfer_bytes == 2048 * 327680.0);
+  CHECK(t.transfer_tier == 0);
+  CHECK(t.kv_transfer_seconds == Approx(2048 * 327680.0 / 4 / 450e9 + 3e-6));
+  CHECK(t.ttft_seconds == Approx(t.queue.quantile_seconds + t.prefill.seconds +
+                                 t.kv_transfer_seconds));
+  // 16 users want a prompt every 1 / requests_per_second, faster than one tp-4 engine
+  // prefills (ρ > 1): the pool caps the rate at 1 / T_prefill.
+  CHECK(t.requests_per_second * t.prefill.stage_seconds > 1);
+  CHECK(t.overloaded);
+  CHECK_FALSE(t.meets_slo);
+  CHECK(t.tokens_per_second_per_gpu == Approx(256 / t.prefill.stage_seconds / 8));
+  // 4 users: the prefill pool keeps up, every finished request's tokens count.
+  w.concurrency = 4;
+  const DisaggregatedTime light = disaggregated_time(m, c, w, d, 400e12);
+  CHECK_FALSE(light.overloaded);
+  CHECK(light.tokens_per_second_per_gpu == Approx(light.requests_per_second * 256 / 8));
+}
+
+TEST_CASE("Pareto front of throughput per GPU against time per output token",
+          "[serving][disaggregated]") {
+  // (tokens/s/GPU, TPOT): a (100, 10 ms), b (150, 20 ms), c (120, 30 ms: beaten by b),
+  // d (150, 25 ms: beaten by b), e (200, 40 ms).
+  const std::vector<double> tokens{100, 150, 120, 150, 200};
+  const std::vector<double> per_token{0.010, 0.020, 0.030, 0.025, 0.040};
+  CHECK(pareto_front(tokens, per_token) == std::vector<std::size_t>{0, 1, 4});
 }

@@ -9,6 +9,7 @@
 #include "planner/report/report.hpp"
 #include "planner/search/answer.hpp"
 #include "planner/search/rank.hpp"
+#include "planner/search/disaggregated.hpp"
 #include "serving_text.hpp"
 
 namespace planner {
@@ -237,6 +238,9 @@ json report_json(const PlanReport& r) {
       ctx.workload.serving.request_rate_per_second > 0) {
     j["best"]["capacity"] = serving_capacity_json(ctx, r.result.ranked.front());
   }
+  if (ctx.workload.kind == WorkloadKind::serving && disaggregation_applies(ctx)) {
+    j["deployments"] = disaggregation_json(ctx, r.result.ranked);
+  }
   json ranked = json::array();
   for (const Evaluation& e : r.result.ranked) ranked.push_back(plan_json(ctx, e));
   j["ranked"] = ranked;
@@ -353,7 +357,10 @@ std::string report_text(const PlanReport& r) {
   out += explanation_text(r);
   out += "\nMemory per GPU\n" + describe_memory_lines(best.memory);
   out += "\nTime\n" + describe_time(ctx, best);
-  if (ctx.workload.kind == WorkloadKind::serving) out += serving_capacity_text(ctx, best);
+  if (ctx.workload.kind == WorkloadKind::serving) {
+    out += serving_capacity_text(ctx, best);
+    out += disaggregation_text(ctx, r.result.ranked);
+  }
   if (const std::optional<RestartBudget> b = plan_restart_budget(r)) {
     out += "\n" + restart_budget_text(*b, *r.scenario->resilience);
   }

@@ -6,6 +6,9 @@
 
 #include "planner/io/text.hpp"
 #include "planner/model/collectives.hpp"
+#include "planner/report/explain_text.hpp"
+#include "planner/search/disaggregated.hpp"
+#include "planner/search/rank.hpp"
 
 namespace planner {
 
@@ -144,6 +147,86 @@ std::string serving_capacity_text(const Context& ctx, const Evaluation& e) {
                      "targets; {:.3g} requests/s need {} engines ({} GPUs; {} here)\n",
                      e.plan.tp * e.plan.pp, c.per_engine, w.request_rate_per_second, c.engines,
                      c.engines * e.plan.tp * e.plan.pp, e.plan.dp);
+}
+
+namespace {
+
+/// One row of the comparison: an aggregated plan or a disaggregated split.
+struct Deployment {
+  std::string kind;  ///< "aggregated" or "disaggregated"
+  std::string description;
+  double per_token = 0, ttft = 0, tokens_per_gpu = 0;
+  bool meets = false;
+};
+
+std::string split_text(const Disaggregated& d) {
+  return fmt::format("prefill {} x tp {} + decode {} x tp {}", d.prefill_engines, d.prefill_tp,
+                     d.decode_engines, d.decode_tp);
+}
+
+std::vector<Deployment> deployments(const Context& ctx, const std::vector<Evaluation>& aggregated) {
+  std::vector<Deployment> out;
+  const double gpus = static_cast<double>(world_size(ctx.cluster));
+  for (const Evaluation& e : aggregated) {
+    out.push_back({"aggregated", describe(ctx, e.plan), e.serving.per_token_seconds,
+                   e.serving.ttft_seconds, e.serving.tokens_per_second / gpus,
+                   e.serving.meets_slo});
+  }
+  for (const DisaggregatedTime& t : search_disaggregated(ctx)) {
+    out.push_back({"disaggregated", split_text(t.shape), t.per_token_seconds, t.ttft_seconds,
+                   t.tokens_per_second_per_gpu, t.meets_slo});
+  }
+  return out;
+}
+
+/// The frontier among the deployments that meet the targets (all of them when none does).
+std::vector<std::size_t> frontier(const std::vector<Deployment>& all) {
+  const bool any = std::any_of(all.begin(), all.end(), [](const Deployment& d) { return d.meets; });
+  std::vector<double> tokens, per_token;
+  std::vector<std::size_t> index;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (any && !all[i].meets) continue;
+    index.push_back(i);
+    tokens.push_back(all[i].tokens_per_gpu);
+    per_token.push_back(all[i].per_token);
+  }
+  std::vector<std::size_t> front = pareto_front(tokens, per_token);
+  for (std::size_t& i : front) i = index[i];
+  return front;
+}
+
+}  // namespace
+
+std::string disaggregation_text(const Context& ctx, const std::vector<Evaluation>& aggregated) {
+  if (!disaggregation_applies(ctx)) return {};
+  const std::vector<Deployment> all = deployments(ctx, aggregated);
+  std::string out = "\nAggregated and disaggregated deployments (Pareto front: output tokens/s per "
+                    "GPU against time per output token";
+  out += std::any_of(all.begin(), all.end(), [](const Deployment& d) { return d.meets; })
+             ? ", among those meeting the targets)\n"
+             : "; none meets the targets)\n";
+  out += fmt::format("  {:<14} {:<36} {:>10} {:>12} {:>12}\n", "kind", "deployment",
+                     "per token", "first token", "tok/s/GPU");
+  for (std::size_t i : frontier(all)) {
+    const Deployment& d = all[i];
+    out += fmt::format("  {:<14} {:<36} {:>10} {:>12} {:>12.1f}\n", d.kind, d.description,
+                       seconds_text(d.per_token), seconds_text(d.ttft), d.tokens_per_gpu);
+  }
+  return out;
+}
+
+json disaggregation_json(const Context& ctx, const std::vector<Evaluation>& aggregated) {
+  if (!disaggregation_applies(ctx)) return json(nullptr);
+  const std::vector<Deployment> all = deployments(ctx, aggregated);
+  json front = json::array();
+  for (std::size_t i : frontier(all)) {
+    const Deployment& d = all[i];
+    front.push_back(json{{"kind", d.kind}, {"deployment", d.description},
+                         {"per_token", d.per_token}, {"ttft", d.ttft},
+                         {"tokens_per_second_per_gpu", d.tokens_per_gpu},
+                         {"meets_slo", d.meets}});
+  }
+  return json{{"pareto", front}};
 }
 
 std::string slo_missed_line(const Context& ctx, const Evaluation& e) {

@@ -1,5 +1,6 @@
 #pragma once
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,13 @@ namespace planner {
 /// scenario's rate needs (JSON object, empty without a rate; and its text line).
 [[nodiscard]] nlohmann::json serving_capacity_json(const Context& ctx, const Evaluation& e);
 [[nodiscard]] std::string serving_capacity_text(const Context& ctx, const Evaluation& e);
+/// Aggregated against disaggregated deployments: the best split meeting the targets and the
+/// Pareto table of throughput per GPU against time per output token (docs/output.md).
+/// Empty (text) or null (JSON) when disaggregation does not apply.
+[[nodiscard]] std::string disaggregation_text(const Context& ctx,
+                                              const std::vector<Evaluation>& aggregated);
+[[nodiscard]] nlohmann::json disaggregation_json(const Context& ctx,
+                                                 const std::vector<Evaluation>& aggregated);
 /// Empty when the plan meets every target; else "SLO MISSED by …" with the largest deficit.
 [[nodiscard]] std::string slo_missed_line(const Context& ctx, const Evaluation& e);
 
