@@ -18,6 +18,10 @@ const std::vector<Command>& commands() {
       {"check", "Exit 1 when a scenario's \"expect\" no longer holds", add_check},
       {"sweep", "One full plan per point of a grid of inputs", add_sweep},
       {"scaling", "Speedup as data-parallel replicas are added; restart budget", add_scaling},
+      {"validate", "Published runs: predicted against measured, median and max error",
+       add_validate},
+      {"calibrate", "Fit the cluster's constants from nccl-tests, GEMM and step-time "
+                    "measurements; predict a target with a band", add_calibrate},
   };
   return table;
 }

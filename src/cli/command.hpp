@@ -34,6 +34,8 @@ Runner add_collective(CLI::App& sub);
 Runner add_check(CLI::App& sub);
 Runner add_sweep(CLI::App& sub);
 Runner add_scaling(CLI::App& sub);
+Runner add_validate(CLI::App& sub);
+Runner add_calibrate(CLI::App& sub);
 
 // --- shared by the commands (src/cli/common.cpp) -------------------------------------------
 

@@ -2,27 +2,43 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "planner/base/error.hpp"
 
 namespace planner {
+
+namespace {
+
+/// Keeps the intermediate network domains (docs/scenario-format.md §domains) that still lie
+/// strictly between one node and the resized world, and divide it.
+void trim_domains(Cluster& c) {
+  const std::int64_t world = world_size(c);
+  for (std::size_t k = c.tiers.size() - 1; k-- > 1;) {
+    const std::int64_t d = c.tiers[k].domain_gpus;
+    if (d >= world || world % d != 0) c.tiers.erase(c.tiers.begin() + static_cast<long>(k));
+  }
+}
+
+}  // namespace
 
 Cluster cluster_for(const Cluster& c, std::int64_t gpus, const std::string& origin) {
   Cluster out = c;
   if (gpus <= c.gpus_per_node) {
     out.nodes = 1;
     out.gpus_per_node = gpus;
+    trim_domains(out);
     return out;
   }
   if (gpus % c.gpus_per_node != 0) {
+    const std::string node = std::to_string(c.gpus_per_node);
     throw InputError(origin, "/plan/dp",
-                     std::to_string(gpus) + " GPUs are not a whole number of " +
-                         std::to_string(c.gpus_per_node) +
+                     std::to_string(gpus) + " GPUs are not a whole number of " + node +
                          "-GPU nodes; choose data-parallel sizes whose GPU count is a "
-                         "multiple of " +
-                         std::to_string(c.gpus_per_node));
+                         "multiple of " + node);
   }
   out.nodes = gpus / c.gpus_per_node;
+  trim_domains(out);
   return out;
 }
 

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "planner/io/catalog.hpp"
 #include "planner/io/quantity.hpp"
 #include "planner/io/resilience_json.hpp"
 #include "planner/model/legality.hpp"
@@ -510,19 +511,76 @@ Model read_model(const json& v, const std::string& origin) {
   return m;
 }
 
-Gpu read_gpu(const json& v, const std::string& origin) {
-  const Object o(v, "/cluster/gpu", origin,
-                 {"memory", "memory_bandwidth", "flops", "flops_by_dtype", "reserve"});
+/// The catalog entry named by /cluster/gpu/catalog, or nullptr when the GPU is described by
+/// numbers alone. An unknown name is an error with the nearest catalogued name.
+const CatalogGpu* read_catalog_name(const Object& o, const std::string& origin) {
+  const auto name = o.maybe_text("catalog");
+  if (!name) return nullptr;
+  if (const CatalogGpu* entry = find_catalog_gpu(*name)) return entry;
+  const auto guess = closest_catalog_gpu(*name);
+  fail(origin, o.path("catalog"),
+       fmt::format("unknown GPU {}{}; expected one of: {} (data/gpus.json)", quote(*name),
+                   guess ? fmt::format(" (did you mean \"{}\"?)", *guess) : "",
+                   catalog_gpu_names()));
+}
+
+/// A GPU given by numbers (memory, memory_bandwidth, flops), or named from the catalog
+/// ("catalog": "H100-SXM") with any of those numbers as overrides. With a catalog GPU and no
+/// flops, the effective rate is the bf16 dense peak times "efficiency", else the catalog's
+/// default efficiency (docs/scenario-format.md, docs/validation.md).
+Gpu read_gpu(const json& v, const std::string& origin, const CatalogGpu*& entry) {
+  entry = nullptr;
+  const bool names_catalog = v.is_object() && v.contains("catalog");
+  if (!names_catalog && v.is_object() && v.contains("efficiency")) {
+    fail(origin, "/cluster/gpu/efficiency",
+         "efficiency scales a catalog GPU's bf16 peak; name one with \"catalog\" (such as "
+         "\"H100-SXM\") or give flops");
+  }
+  // Without a catalog name the key set (and so every message) is the one of numbers only.
+  const Object o = names_catalog
+                       ? Object(v, "/cluster/gpu", origin,
+                                {"catalog", "memory", "memory_bandwidth", "flops", "flops_by_dtype",
+                                 "efficiency", "reserve"})
+                       : Object(v, "/cluster/gpu", origin,
+                                {"memory", "memory_bandwidth", "flops", "flops_by_dtype", "reserve"});
+  entry = read_catalog_name(o, origin);
   Gpu g;
-  g.memory_bytes = o.quantity("memory", Dimension::bytes, gpu_memory);
-  g.memory_bandwidth_bytes_per_second =
-      o.quantity("memory_bandwidth", Dimension::bytes_per_second, hbm_bandwidth);
-  g.flops_per_second = o.quantity("flops", Dimension::flops_per_second, compute_rate);
+  if (entry != nullptr) {
+    g.memory_bytes = o.maybe_quantity("memory", Dimension::bytes, gpu_memory)
+                         .value_or(entry->memory_bytes);
+    g.memory_bandwidth_bytes_per_second =
+        o.maybe_quantity("memory_bandwidth", Dimension::bytes_per_second, hbm_bandwidth)
+            .value_or(entry->memory_bandwidth_bytes_per_second);
+    const auto flops = o.maybe_quantity("flops", Dimension::flops_per_second, compute_rate);
+    const auto share = o.maybe_number("efficiency", efficiency);
+    if (flops && share) {
+      fail(origin, o.path("efficiency"),
+           "give flops (an effective rate) or efficiency (a fraction of the bf16 peak), not "
+           "both");
+    }
+    const double peak = entry->peak("bf16").value_or(0);
+    g.flops_per_second = flops ? *flops : peak * share.value_or(entry->default_efficiency);
+  } else {
+    g.memory_bytes = o.quantity("memory", Dimension::bytes, gpu_memory);
+    g.memory_bandwidth_bytes_per_second =
+        o.quantity("memory_bandwidth", Dimension::bytes_per_second, hbm_bandwidth);
+    g.flops_per_second = o.quantity("flops", Dimension::flops_per_second, compute_rate);
+  }
   if (const json* rates = o.find("flops_by_dtype")) {
     const Object r(*rates, o.path("flops_by_dtype"), origin, dtype_names());
     for (const DtypeInfo& d : dtypes) {
       g.flops_by_dtype[static_cast<std::size_t>(d.dtype)] =
           r.maybe_quantity(d.name, Dimension::flops_per_second, compute_rate).value_or(0);
+    }
+  }
+  if (entry != nullptr) {
+    // Other formats the catalog knows run at the same fraction of their own dense peak as
+    // bf16 does (an assumption: the fraction is fitted on bf16 runs only; docs/validation.md).
+    const double share = g.flops_per_second / entry->peak("bf16").value_or(1);
+    for (const DtypeInfo& d : dtypes) {
+      double& rate = g.flops_by_dtype[static_cast<std::size_t>(d.dtype)];
+      if (rate > 0 || d.dtype == Dtype::bf16 || d.dtype == Dtype::fp16) continue;
+      rate = entry->peak(d.name).value_or(0) * share;
     }
   }
   g.reserve_bytes = o.maybe_quantity("reserve", Dimension::bytes, reserve_size).value_or(0);
@@ -535,12 +593,30 @@ Gpu read_gpu(const json& v, const std::string& origin) {
   return g;
 }
 
-Tier read_tier(const json& v, const std::string& pointer, const std::string& origin) {
+/// A tier's bandwidth as the catalog gives it (0: none), and why there is none.
+struct TierDefault {
+  double bandwidth = 0;
+  std::string missing;  ///< added to the "missing required key" message
+};
+
+Tier read_tier(const json& v, const std::string& pointer, const std::string& origin,
+               const TierDefault& fallback = {}) {
   const Object o(v, pointer, origin, {"bandwidth", "latency"});
   Tier t;
   t.peer_memory = pointer == "/cluster/intra_node";
-  t.bandwidth_bytes_per_second =
-      o.quantity("bandwidth", Dimension::bytes_per_second, link_bandwidth);
+  if (fallback.bandwidth > 0) {
+    t.bandwidth_bytes_per_second =
+        o.maybe_quantity("bandwidth", Dimension::bytes_per_second, link_bandwidth)
+            .value_or(fallback.bandwidth);
+  } else {
+    if (!fallback.missing.empty() && o.find("bandwidth") == nullptr) {
+      fail(origin, o.path("bandwidth"),
+           fmt::format("missing required key (expected {}; {})", link_bandwidth.expect,
+                       fallback.missing));
+    }
+    t.bandwidth_bytes_per_second =
+        o.quantity("bandwidth", Dimension::bytes_per_second, link_bandwidth);
+  }
   t.latency_seconds = o.quantity("latency", Dimension::seconds, link_latency);
   return t;
 }
@@ -603,12 +679,31 @@ Cluster read_cluster(const json& v, const std::string& origin) {
          fmt::format("nodes·gpus_per_node = {}·{} = {} GPUs exceeds the limit of {}", c.nodes,
                      c.gpus_per_node, world_size(c), limit_text(max_world)));
   }
-  c.gpu = read_gpu(o.need("gpu", "an object with memory, memory_bandwidth and flops"), origin);
+  const CatalogGpu* entry = nullptr;
+  c.gpu = read_gpu(o.need("gpu", "an object with memory, memory_bandwidth and flops"), origin,
+                   entry);
+  TierDefault intra, inter;
+  if (entry != nullptr) {
+    // The scale-up fabric's figure holds only while a node fits inside its domain.
+    if (c.gpus_per_node <= entry->scale_up_domain_gpus) {
+      intra.bandwidth = entry->scale_up_bandwidth_bytes_per_second;
+    } else {
+      intra.missing = fmt::format("the catalog's {} joins {} GPUs ({}) but gpus_per_node is {}",
+                                  entry->name, entry->scale_up_domain_gpus,
+                                  entry->scale_up_fabric, c.gpus_per_node);
+    }
+    inter.bandwidth = entry->scale_out_bandwidth_bytes_per_second();
+    if (inter.bandwidth <= 0) {
+      inter.missing = fmt::format("the catalog has no reference network for {}", entry->name);
+    }
+  }
   c.tiers.clear();
-  c.tiers.push_back(read_tier(o.need("intra_node", tier_expect), "/cluster/intra_node", origin));
+  c.tiers.push_back(
+      read_tier(o.need("intra_node", tier_expect), "/cluster/intra_node", origin, intra));
   c.tiers.front().name = "intra_node";
   if (const json* domains = o.find("domains")) read_domains(*domains, c, origin);
-  c.tiers.push_back(read_tier(o.need("inter_node", tier_expect), "/cluster/inter_node", origin));
+  c.tiers.push_back(
+      read_tier(o.need("inter_node", tier_expect), "/cluster/inter_node", origin, inter));
   c.tiers.back().name = "inter_node";
   return c;
 }

@@ -13,7 +13,8 @@
 namespace planner {
 
 /// The cluster a plan of `gpus` GPUs runs on: whole nodes of the scenario's size, or one node
-/// holding all of them when they fit in one. Throws InputError (pointer "/plan/dp") when
+/// holding all of them when they fit in one; network domains that no longer lie between the
+/// node and the world are dropped. Throws InputError (pointer "/plan/dp") when
 /// `gpus` exceeds a node and is not a multiple of the node size.
 [[nodiscard]] Cluster cluster_for(const Cluster& c, std::int64_t gpus, const std::string& origin);
 

@@ -1,0 +1,59 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+/// The GPU and fabric catalog: data/gpus.json, embedded in the binary at build time
+/// (cmake/embed_text.cmake). Every number in the file carries its source; this header only
+/// exposes the values. Units are base units: FLOP/s, bytes, bytes/s per GPU and direction.
+
+namespace planner {
+
+/// Dense peak rate of one number format; 0 when the device has no such unit (A100 fp8).
+struct PeakRate {
+  std::string dtype;  ///< "fp32", "tf32", "bf16", "fp16", "fp8", "int8"
+  double flops_per_second = 0;
+};
+
+struct CatalogGpu {
+  std::string name;                  ///< canonical spelling, e.g. "H100-SXM"
+  std::vector<std::string> aliases;  ///< other accepted spellings, e.g. "H100-SXM5-80GB"
+  std::string vendor;
+  std::vector<PeakRate> peaks;       ///< dense peaks per dtype, in the file's order
+  double memory_bytes = 0;           ///< as the device reports it (nvidia-smi / rocm-smi)
+  double memory_bandwidth_bytes_per_second = 0;
+  std::string scale_up_fabric;
+  double scale_up_bandwidth_bytes_per_second = 0;  ///< per GPU, one direction
+  std::int64_t scale_up_domain_gpus = 0;           ///< GPUs sharing that fabric
+  std::int64_t node_gpus = 0;           ///< reference system's GPUs per node; 0 = none given
+  std::int64_t nics_per_node = 0;       ///< 0 = not catalogued
+  double nic_bits_per_second = 0;       ///< 0 = not catalogued
+  double default_efficiency = 0;        ///< fraction of the bf16 peak used as gpu.flops
+  std::string efficiency_basis;         ///< how default_efficiency was obtained
+
+  /// The dense peak of `dtype`, or nullopt when the device has no such rate.
+  [[nodiscard]] std::optional<double> peak(std::string_view dtype) const noexcept;
+  /// Scale-out bandwidth per GPU in bytes/s (NICs × rate / 8 / GPUs per node), 0 when the
+  /// catalog has no reference system for this GPU.
+  [[nodiscard]] double scale_out_bandwidth_bytes_per_second() const noexcept;
+};
+
+/// Every catalogued GPU, parsed once from the embedded JSON. Throws std::runtime_error if
+/// the embedded file is malformed (a build defect, never a user's input).
+[[nodiscard]] const std::vector<CatalogGpu>& gpu_catalog();
+
+/// The entry named `name` (canonical or alias; letters compared without case), or nullptr.
+[[nodiscard]] const CatalogGpu* find_catalog_gpu(std::string_view name);
+
+/// The canonical name nearest to an unknown `name`, for "did you mean".
+[[nodiscard]] std::optional<std::string> closest_catalog_gpu(std::string_view name);
+
+/// Every canonical name, comma-separated, for messages.
+[[nodiscard]] std::string catalog_gpu_names();
+
+/// The embedded catalog text itself (data/gpus.json as built).
+[[nodiscard]] std::string_view gpu_catalog_text() noexcept;
+
+}  // namespace planner

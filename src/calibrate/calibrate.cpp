@@ -1,0 +1,181 @@
+// The calibration: tier fits, the GEMM curve, the step-log runs and the fitted constants
+// (docs/calibrate.md §Fits). The prediction for a target scenario is in prediction.cpp.
+#include "planner/calibrate/calibrate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "planner/calibrate/scenario_values.hpp"
+#include "planner/base/error.hpp"
+#include "planner/model/evaluate.hpp"
+
+namespace planner::calibrate {
+
+namespace {
+
+/// Estimate ± 2 standard errors (about 95 % under normal residuals); a lower end at or below
+/// zero is cut to a tenth of the estimate, since none of these constants can be ≤ 0 for a
+/// bandwidth or a rate.
+void add_tier_constants(const TierFit& f, std::vector<FittedConstant>& out) {
+  const std::string tier(to_string(f.tier));
+  std::string sources;
+  for (const std::string& s : f.sources) sources += (sources.empty() ? "" : "; ") + s;
+  const double bw = f.bandwidth_bytes_per_second, bw_se = f.bandwidth_se_bytes_per_second;
+  out.push_back({"/cluster/" + tier + "/bandwidth", "B/s", bw, std::max(bw - 2 * bw_se, 0.1 * bw),
+                 bw + 2 * bw_se, "fit estimate +/- 2 standard errors", sources});
+  const double a = f.latency_seconds, a_se = f.latency_se_seconds;
+  out.push_back({"/cluster/" + tier + "/latency", "s", a, std::max(a - 2 * a_se, 0.0),
+                 a + 2 * a_se,
+                 f.latency_clamped ? "negative intercept: latency not resolved, reported as 0"
+                                   : "fit estimate +/- 2 standard errors",
+                 sources});
+}
+
+std::string skipped_summary(const std::string& origin, const std::vector<SkippedLine>& s) {
+  std::map<std::string, std::vector<std::size_t>> by_reason;
+  for (const SkippedLine& l : s) by_reason[l.reason].push_back(l.line);
+  std::string out = fmt::format("{}: {} line(s) skipped", origin, s.size());
+  for (const auto& [reason, lines] : by_reason) {
+    std::string at;
+    for (std::size_t i = 0; i < std::min<std::size_t>(lines.size(), 5); ++i) {
+      at += (i ? "," : "") + std::to_string(lines[i]);
+    }
+    if (lines.size() > 5) at += ",...";
+    out += fmt::format("; {} x {} (line {})", lines.size(), reason, at);
+  }
+  return out;
+}
+
+/// Median of the step times after the warm-up steps; torchtitan's tokens/s per GPU becomes a
+/// step time through the run's own batch: tokens per step / (tps · GPUs).
+double measured_step_seconds(const RunInput& run, const Scenario& s, std::size_t warmup,
+                             RunResult& r) {
+  const std::vector<StepRow>& rows = run.log.rows;
+  if (rows.size() <= warmup) {
+    throw InputError(fmt::format("{}:{}", run.log.origin, rows.back().line), "",
+                     fmt::format("{} step(s) logged, expected more than the {} warm-up step(s) "
+                                 "dropped (--warmup-steps)", rows.size(), warmup));
+  }
+  const Plan& p = *s.plan;
+  const double tokens = static_cast<double>(p.dp * p.grad_accum * p.micro_batch) *
+                        static_cast<double>(s.model.seq_len);
+  const double gpus = static_cast<double>(world_size(s.cluster));
+  std::vector<double> times;
+  for (std::size_t i = warmup; i < rows.size(); ++i) {
+    const StepRow& row = rows[i];
+    times.push_back(row.seconds > 0 ? row.seconds
+                                    : tokens / (row.tokens_per_second_per_gpu * gpus));
+  }
+  std::sort(times.begin(), times.end());
+  r.steps_used = times.size();
+  r.steps_skipped = run.log.skipped.size() + warmup;
+  const std::size_t n = times.size();
+  return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+}
+
+/// The FLOP rate at which the planner's step time equals `measured` (bisection on log rate:
+/// the step time falls monotonically as the rate grows).
+double solve_flops(const Scenario& s, double measured, const std::string& log_origin) {
+  const auto step = [&](double flops) {
+    return training_time(s.model, s.cluster, *s.plan, flops).step_seconds;
+  };
+  double lo = 1e9, hi = 1e21;
+  if (step(hi) >= measured) {
+    throw InputError(log_origin, "", fmt::format("the measured step of {:.4g} s is shorter than "
+                                                 "the {:.4g} s the plan's communication alone "
+                                                 "takes on the calibrated network, expected a "
+                                                 "longer step (check the run's scenario)",
+                                                 measured, step(hi)));
+  }
+  if (step(lo) <= measured) {
+    throw InputError(log_origin, "", fmt::format("the measured step of {:.4g} s implies less "
+                                                 "than 1 GFLOP/s, expected a faster step (check "
+                                                 "the log's unit and its scenario)", measured));
+  }
+  for (int i = 0; i < 200 && hi / lo > 1.0 + 1e-12; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    (step(mid) > measured ? lo : hi) = mid;
+  }
+  return std::sqrt(lo * hi);
+}
+
+RunResult fit_run(const RunInput& run, const Calibration& c, std::size_t warmup) {
+  RunResult r;
+  r.origin = run.log.origin;
+  r.scenario_origin = run.scenario_origin;
+  r.format = run.log.format;
+  const Scenario s = scenario_with(run.scenario, run.scenario_origin, tier_values(c));
+  if (!s.plan || s.workload.kind != WorkloadKind::training) {
+    throw InputError(run.scenario_origin, "/plan", "a run's scenario needs a training workload "
+                                                   "and its pinned plan, expected the plan the "
+                                                   "log was measured with under \"plan\"");
+  }
+  r.measured_seconds = measured_step_seconds(run, s, warmup, r);
+  r.effective_flops_per_second = solve_flops(s, r.measured_seconds, run.log.origin);
+  if (c.gemm) r.gemm_flops_per_second = layer_gemm_flops_per_second(*c.gemm, s.model, *s.plan);
+  return r;
+}
+
+/// ρ = effective rate / GEMM-curve rate per run; the band is the runs' spread widened by
+/// twice the GEMM curve's rms relative residual.
+void fit_runtime_factor(Calibration& c) {
+  if (c.runs.empty() || !c.gemm) return;
+  double sum = 0, lo = 1e300, hi = 0;
+  for (const RunResult& r : c.runs) {
+    const double rho = r.effective_flops_per_second / r.gemm_flops_per_second;
+    sum += rho;
+    lo = std::min(lo, rho);
+    hi = std::max(hi, rho);
+  }
+  const double mean = sum / static_cast<double>(c.runs.size());
+  const double widen = 2.0 * c.gemm->rms_relative_residual;
+  c.runtime_factor = mean;
+  c.runtime_factor_low = lo * (1.0 - widen);
+  c.runtime_factor_high = hi * (1.0 + widen);
+}
+
+void predict_runs(Calibration& c, const Inputs& in) {
+  double mean_flops = 0;
+  for (const RunResult& r : c.runs) mean_flops += r.effective_flops_per_second;
+  mean_flops /= static_cast<double>(c.runs.size());
+  for (std::size_t i = 0; i < c.runs.size(); ++i) {
+    RunResult& r = c.runs[i];
+    const Scenario s = scenario_with(in.runs[i].scenario, r.scenario_origin, tier_values(c));
+    const double flops = c.runtime_factor ? *c.runtime_factor * r.gemm_flops_per_second
+                                          : mean_flops;
+    r.predicted_seconds = training_time(s.model, s.cluster, *s.plan, flops).step_seconds;
+  }
+}
+
+}  // namespace
+
+Calibration calibrate(const Inputs& in) {
+  Calibration c;
+  std::vector<const NcclTable*> intra, inter;
+  for (const NcclTable& t : in.nccl) {
+    (tier_of(t) == TierName::intra_node ? intra : inter).push_back(&t);
+    if (!t.skipped.empty()) c.skipped.push_back(skipped_summary(t.origin, t.skipped));
+  }
+  if (!intra.empty()) add_tier_constants(*(c.intra = fit_tier(intra)), c.constants);
+  else c.defaults.push_back("/cluster/intra_node/bandwidth and latency: no one-node nccl-tests output");
+  if (!inter.empty()) add_tier_constants(*(c.inter = fit_tier(inter)), c.constants);
+  else c.defaults.push_back("/cluster/inter_node/bandwidth and latency: no multi-node nccl-tests output");
+  for (const GemmTable& g : in.gemm) {
+    if (!g.skipped.empty()) c.skipped.push_back(skipped_summary(g.origin, g.skipped));
+  }
+  if (!in.gemm.empty()) c.gemm = fit_gemm(in.gemm.front());
+  for (const RunInput& run : in.runs) {
+    if (!run.log.skipped.empty()) c.skipped.push_back(skipped_summary(run.log.origin, run.log.skipped));
+    c.runs.push_back(fit_run(run, c, in.warmup_steps));
+  }
+  fit_runtime_factor(c);
+  if (!c.runs.empty()) predict_runs(c, in);
+  add_flops_constant(c, in);
+  if (in.target) c.prediction = predict(c, in);
+  return c;
+}
+
+}  // namespace planner::calibrate

@@ -1,0 +1,139 @@
+#include "planner/io/catalog.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "planner/io/gpu_catalog_data.hpp"  // generated from data/gpus.json
+#include "planner/base/spelling.hpp"
+
+namespace planner {
+namespace {
+
+using nlohmann::json;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+/// The "value" of a sourced number; a null value (not catalogued) reads as 0.
+double number(const json& entry, const char* key) {
+  const json& field = entry.at(key);
+  const json& value = field.is_object() ? field.at("value") : field;
+  if (value.is_null()) return 0;
+  if (!value.is_number()) throw std::runtime_error(std::string("catalog: non-numeric ") + key);
+  return value.get<double>();
+}
+
+CatalogGpu read_entry(const json& e, double fallback_efficiency,
+                      const std::string& fallback_basis) {
+  CatalogGpu g;
+  g.name = e.at("name").get<std::string>();
+  for (const json& a : e.at("aliases")) g.aliases.push_back(a.get<std::string>());
+  g.vendor = e.at("vendor").get<std::string>();
+  for (const auto& item : e.at("peak_dense_flops").items()) {
+    g.peaks.push_back(PeakRate{item.key(), number(e.at("peak_dense_flops"), item.key().c_str())});
+  }
+  g.memory_bytes = number(e, "memory");
+  g.memory_bandwidth_bytes_per_second = number(e, "memory_bandwidth");
+  const json& up = e.at("scale_up");
+  g.scale_up_fabric = up.at("fabric").get<std::string>();
+  g.scale_up_bandwidth_bytes_per_second = number(up, "bandwidth_per_direction");
+  g.scale_up_domain_gpus = static_cast<std::int64_t>(number(up, "domain_gpus"));
+  const json& out = e.at("scale_out");
+  g.node_gpus = out.at("gpus_per_node").is_number() ? out.at("gpus_per_node").get<std::int64_t>()
+                                                    : 0;
+  g.nics_per_node = static_cast<std::int64_t>(number(out, "nics_per_node"));
+  g.nic_bits_per_second = number(out, "nic_bits_per_second");
+  if (e.contains("default_efficiency")) {
+    g.default_efficiency = number(e, "default_efficiency");
+    g.efficiency_basis = e.at("default_efficiency").at("source").get<std::string>();
+  } else {
+    g.default_efficiency = fallback_efficiency;
+    g.efficiency_basis = fallback_basis;
+  }
+  if (!(g.memory_bytes > 0) || !(g.memory_bandwidth_bytes_per_second > 0) ||
+      !g.peak("bf16") || !(g.default_efficiency > 0 && g.default_efficiency <= 1)) {
+    throw std::runtime_error("catalog: incomplete entry " + g.name);
+  }
+  return g;
+}
+
+std::vector<CatalogGpu> parse_catalog() {
+  const json doc = json::parse(gpu_catalog_text());
+  const json& fallback = doc.at("default_efficiency");
+  const double efficiency = number(doc, "default_efficiency");
+  const std::string basis = fallback.at("source").get<std::string>();
+  std::vector<CatalogGpu> out;
+  for (const json& e : doc.at("gpus")) out.push_back(read_entry(e, efficiency, basis));
+  return out;
+}
+
+}  // namespace
+
+std::optional<double> CatalogGpu::peak(std::string_view dtype) const noexcept {
+  for (const PeakRate& p : peaks) {
+    if (p.dtype == dtype && p.flops_per_second > 0) return p.flops_per_second;
+  }
+  return std::nullopt;
+}
+
+double CatalogGpu::scale_out_bandwidth_bytes_per_second() const noexcept {
+  if (node_gpus <= 0 || nics_per_node <= 0 || !(nic_bits_per_second > 0)) return 0;
+  return static_cast<double>(nics_per_node) * nic_bits_per_second / 8.0 /
+         static_cast<double>(node_gpus);
+}
+
+std::string_view gpu_catalog_text() noexcept { return embedded::gpu_catalog_json; }
+
+const std::vector<CatalogGpu>& gpu_catalog() {
+  static const std::vector<CatalogGpu> catalog = parse_catalog();
+  return catalog;
+}
+
+const CatalogGpu* find_catalog_gpu(std::string_view name) {
+  const std::string wanted = lower(name);
+  for (const CatalogGpu& g : gpu_catalog()) {
+    if (lower(g.name) == wanted) return &g;
+    for (const std::string& a : g.aliases) {
+      if (lower(a) == wanted) return &g;
+    }
+  }
+  return nullptr;
+}
+
+std::optional<std::string> closest_catalog_gpu(std::string_view name) {
+  // Compare in lower case so that "h100-smx" still finds "H100-SXM"; answer the canonical name.
+  std::vector<std::string> spellings;
+  std::vector<const CatalogGpu*> owners;
+  for (const CatalogGpu& g : gpu_catalog()) {
+    spellings.push_back(lower(g.name));
+    owners.push_back(&g);
+    for (const std::string& a : g.aliases) {
+      spellings.push_back(lower(a));
+      owners.push_back(&g);
+    }
+  }
+  const auto guess = closest(lower(name), spellings);
+  if (!guess) return std::nullopt;
+  for (std::size_t i = 0; i < spellings.size(); ++i) {
+    if (spellings[i] == *guess) return owners[i]->name;
+  }
+  return std::nullopt;
+}
+
+std::string catalog_gpu_names() {
+  std::string out;
+  for (const CatalogGpu& g : gpu_catalog()) {
+    if (!out.empty()) out += ", ";
+    out += g.name;
+  }
+  return out;
+}
+
+}  // namespace planner

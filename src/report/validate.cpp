@@ -1,0 +1,523 @@
+#include "planner/report/validate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <ostream>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "planner/base/error.hpp"
+#include "planner/base/spelling.hpp"
+#include "planner/base/units.hpp"
+#include "planner/io/catalog.hpp"
+#include "planner/io/context.hpp"
+#include "planner/io/quantity.hpp"
+#include "planner/io/scenario_json.hpp"
+#include "planner/report/report.hpp"
+
+namespace planner {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array scenario_keys{"name", "description", "model", "cluster", "workload", "plan"};
+constexpr std::array record_keys{"id",     "set",      "source",       "measured",
+                                 "not_modelled", "notes", "name",  "description",
+                                 "model",  "cluster",  "workload",     "plan"};
+constexpr std::array set_names{"calibration", "validation"};
+
+[[noreturn]] void fail(const std::string& origin, const std::string& pointer,
+                       const std::string& message) {
+  throw InputError(origin, pointer, message);
+}
+
+template <typename Range>
+std::string joined(const Range& items) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += ", ";
+    out += item;
+  }
+  return out;
+}
+
+template <typename Range>
+void check_keys(const json& v, const std::string& pointer, const std::string& origin,
+                const Range& allowed) {
+  if (!v.is_object()) {
+    fail(origin, pointer,
+         fmt::format("expected an object with keys {}, got {}", joined(allowed),
+                     describe_value(v)));
+  }
+  for (const auto& item : v.items()) {
+    if (std::find(allowed.begin(), allowed.end(), item.key()) != allowed.end()) continue;
+    const auto guess = closest(item.key(), allowed);
+    fail(origin, pointer + "/" + item.key(),
+         guess ? fmt::format("unknown key (did you mean '{}'?)", *guess)
+               : fmt::format("unknown key; expected one of: {}", joined(allowed)));
+  }
+}
+
+std::string text_at(const json& v, const std::string& key, const std::string& pointer,
+                    const std::string& origin, std::string_view expect) {
+  const auto it = v.find(key);
+  if (it == v.end()) {
+    fail(origin, pointer + "/" + key, fmt::format("missing required key (expected {})", expect));
+  }
+  if (!it->is_string() || it->get_ref<const std::string&>().empty()) {
+    fail(origin, pointer + "/" + key,
+         fmt::format("expected {}, got {}", expect, describe_value(*it)));
+  }
+  return it->get<std::string>();
+}
+
+/// A positive quantity of dimension `d` (bare numbers in base units), finite by construction.
+std::optional<double> positive_quantity(const json& v, const std::string& key, Dimension d,
+                                        const std::string& pointer, const std::string& origin,
+                                        std::string_view expect) {
+  const auto it = v.find(key);
+  if (it == v.end()) return std::nullopt;
+  const std::string at = pointer + "/" + key;
+  const double x = parse_quantity(*it, d, origin, at);
+  if (!(x > 0) || !(x <= 1e18)) {
+    fail(origin, at, fmt::format("expected {}, got {}", expect, describe_value(*it)));
+  }
+  return x;
+}
+
+Measured read_measured(const json& v, const std::string& origin) {
+  const std::string ptr = "/measured";
+  constexpr std::array keys{"tokens_per_second_per_gpu", "step_time", "memory_peak",
+                            "memory_model_states", "derivation"};
+  check_keys(v, ptr, origin, keys);
+  Measured m;
+  if (const auto it = v.find("tokens_per_second_per_gpu"); it != v.end()) {
+    if (!it->is_number() || !(it->get<double>() > 0) || !(it->get<double>() <= 1e12)) {
+      fail(origin, ptr + "/tokens_per_second_per_gpu",
+           fmt::format("expected a positive number of tokens per second such as 3200, got {}",
+                       describe_value(*it)));
+    }
+    m.tokens_per_second_per_gpu = it->get<double>();
+  }
+  m.step_seconds = positive_quantity(v, "step_time", Dimension::seconds, ptr, origin,
+                                     "a positive time such as \"14.7 s\"");
+  m.memory_peak_bytes = positive_quantity(v, "memory_peak", Dimension::bytes, ptr, origin,
+                                          "a positive size such as \"61.2 GiB\"");
+  m.memory_model_states_bytes = positive_quantity(v, "memory_model_states", Dimension::bytes,
+                                                  ptr, origin,
+                                                  "a positive size such as \"20.4 GiB\"");
+  if (const auto it = v.find("derivation"); it != v.end() && !it->is_string()) {
+    fail(origin, ptr + "/derivation",
+         fmt::format("expected a string, got {}", describe_value(*it)));
+  }
+  if (!m.tokens_per_second_per_gpu && !m.step_seconds) {
+    fail(origin, ptr,
+         "a record needs tokens_per_second_per_gpu or step_time (what the source measured)");
+  }
+  return m;
+}
+
+/// "vpp": 5 -> "vpp=5"; strings unquoted, booleans as true/false.
+std::vector<std::string> read_not_modelled(const json& v, const std::string& origin) {
+  if (!v.is_object()) {
+    fail(origin, "/not_modelled",
+         fmt::format("expected an object of published settings the model lacks, such as "
+                     "{{\"vpp\": 5}}, got {}",
+                     describe_value(v)));
+  }
+  std::vector<std::string> out;
+  for (const auto& item : v.items()) {
+    const json& x = item.value();
+    if (!(x.is_string() || x.is_number() || x.is_boolean())) {
+      fail(origin, "/not_modelled/" + item.key(),
+           fmt::format("expected a string, number or boolean, got {}", describe_value(x)));
+    }
+    out.push_back(item.key() + "=" + (x.is_string() ? x.get<std::string>() : x.dump()));
+  }
+  return out;
+}
+
+std::string percent(std::optional<double> error) {
+  if (!error) return "-";
+  return fmt::format("{:+.1f}%", 100.0 * *error);
+}
+
+std::string maybe_number(std::optional<double> x, const char* spec) {
+  if (!x) return "-";
+  return fmt::format(fmt::runtime(spec), *x);
+}
+
+json comparison_json(const Comparison& c) {
+  json j{{"predicted", c.predicted}};
+  j["measured"] = c.measured ? json(*c.measured) : json(nullptr);
+  const auto e = c.error();
+  j["error"] = e ? json(*e) : json(nullptr);
+  return j;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (const char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+ValidationRecord load_validation_record(const json& doc, const std::string& origin) {
+  check_keys(doc, "", origin, record_keys);
+  ValidationRecord r;
+  r.origin = origin;
+  r.id = text_at(doc, "id", "", origin, "a record id such as \"sc21-t1-1.7B\"");
+  r.set = text_at(doc, "set", "", origin, "\"calibration\" or \"validation\"");
+  if (std::find(set_names.begin(), set_names.end(), r.set) == set_names.end()) {
+    const auto guess = closest(r.set, set_names);
+    fail(origin, "/set",
+         fmt::format("expected \"calibration\" or \"validation\", got {}{}",
+                     describe_value(doc.at("set")),
+                     guess ? fmt::format(" (did you mean \"{}\"?)", *guess) : ""));
+  }
+  const auto src = doc.find("source");
+  if (src == doc.end()) {
+    fail(origin, "/source",
+         "missing required key (expected an object with citation, url, location)");
+  }
+  check_keys(*src, "/source", origin,
+             std::array{"citation", "url", "location", "secondary"});
+  r.citation = text_at(*src, "citation", "/source", origin, "the publication, as text");
+  r.location = text_at(*src, "location", "/source", origin,
+                       "where in it the figures are, such as \"Table 1\"");
+  const auto measured = doc.find("measured");
+  if (measured == doc.end()) {
+    fail(origin, "/measured",
+         "missing required key (expected an object with tokens_per_second_per_gpu or "
+         "step_time)");
+  }
+  r.measured = read_measured(*measured, origin);
+  if (const auto nm = doc.find("not_modelled"); nm != doc.end()) {
+    r.not_modelled = read_not_modelled(*nm, origin);
+  }
+  if (!doc.contains("plan")) {
+    fail(origin, "/plan", "missing required key (expected the published plan, pinned)");
+  }
+  json scenario = json::object();
+  for (const char* key : scenario_keys) {
+    if (const auto it = doc.find(key); it != doc.end()) scenario[key] = *it;
+  }
+  r.scenario = load_scenario(scenario, origin);
+  if (r.scenario.workload.kind != WorkloadKind::training) {
+    fail(origin, "/workload/kind", "validate compares training runs; expected \"training\"");
+  }
+  return r;
+}
+
+std::vector<std::string> validation_files(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return {path};
+  std::vector<std::string> out;
+  for (const auto& entry : fs::directory_iterator(path, ec)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".json") {
+      out.push_back(entry.path().string());
+    }
+  }
+  if (ec) fail(path, "", fmt::format("cannot read directory: {}", ec.message()));
+  std::sort(out.begin(), out.end());
+  if (out.empty()) fail(path, "", "no *.json records in this directory");
+  return out;
+}
+
+RecordResult validate_record(const ValidationRecord& r) {
+  RecordResult out;
+  out.record = &r;
+  const Context ctx = make_context(r.scenario);
+  out.flops_per_second = ctx.flops_per_second;
+  out.evaluation = evaluate(ctx, *r.scenario.plan);
+  out.fits = out.evaluation.fits();
+  const double gpus = static_cast<double>(world_size(r.scenario.cluster));
+  out.tokens_per_second_per_gpu = {out.evaluation.training.tokens_per_second / gpus,
+                                   r.measured.tokens_per_second_per_gpu};
+  out.step_seconds = {out.evaluation.training.step_seconds, r.measured.step_seconds};
+  out.memory_peak_bytes = {out.evaluation.memory.total_bytes(), r.measured.memory_peak_bytes};
+  out.memory_model_states_bytes = {out.evaluation.memory.state_bytes(),
+                                   r.measured.memory_model_states_bytes};
+  return out;
+}
+
+std::optional<double> throughput_error(const RecordResult& r) noexcept {
+  if (const auto e = r.tokens_per_second_per_gpu.error()) return e;
+  // Throughput is inversely proportional to step time at a fixed batch:
+  // predicted/measured throughput − 1 = measured/predicted step − 1.
+  if (r.step_seconds.measured && r.step_seconds.predicted > 0) {
+    return *r.step_seconds.measured / r.step_seconds.predicted - 1.0;
+  }
+  return std::nullopt;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+ErrorSummary summarize(const std::vector<RecordResult>& results, const std::string& set,
+                       Figure figure) {
+  ErrorSummary s;
+  std::vector<double> errors;
+  for (const RecordResult& r : results) {
+    if (r.record->set != set) continue;
+    ++s.records;
+    if (!r.fits) ++s.infeasible;
+    const auto e =
+        figure == Figure::throughput ? throughput_error(r) : r.memory_peak_bytes.error();
+    if (!e) continue;
+    ++s.compared;
+    const double a = std::abs(*e);
+    errors.push_back(a);
+    if (a > s.max_abs_error || s.worst.empty()) {
+      s.max_abs_error = std::max(s.max_abs_error, a);
+      s.worst = r.record->id;
+    }
+  }
+  s.median_abs_error = median(errors);
+  return s;
+}
+
+// ---- The command ----------------------------------------------------------------------
+
+namespace {
+
+/// The catalog GPU a record names, if any (for --fit).
+const CatalogGpu* record_gpu(const json& doc) {
+  const json* cluster = doc.contains("cluster") ? &doc.at("cluster") : nullptr;
+  if (cluster == nullptr || !cluster->is_object() || !cluster->contains("gpu")) return nullptr;
+  const json& gpu = cluster->at("gpu");
+  if (!gpu.is_object() || !gpu.contains("catalog") || !gpu.at("catalog").is_string()) {
+    return nullptr;
+  }
+  return find_catalog_gpu(gpu.at("catalog").get<std::string>());
+}
+
+/// The fraction of the bf16 peak at which the model's predicted throughput equals the
+/// measured one (bisection: throughput rises with the rate), or nullopt when no fraction in
+/// (0, 1] reaches it (the time outside compute alone exceeds the measurement).
+std::optional<double> fitted_efficiency(const ValidationRecord& r, double peak) {
+  Context ctx = make_context(r.scenario);
+  const auto error_at = [&](double share) {
+    ctx.flops_per_second = peak * share;
+    RecordResult x;
+    x.record = &r;
+    x.evaluation = evaluate(ctx, *r.scenario.plan);
+    const double gpus = static_cast<double>(world_size(r.scenario.cluster));
+    x.tokens_per_second_per_gpu = {x.evaluation.training.tokens_per_second / gpus,
+                                   r.measured.tokens_per_second_per_gpu};
+    x.step_seconds = {x.evaluation.training.step_seconds, r.measured.step_seconds};
+    return throughput_error(x).value_or(0);
+  };
+  double lo = 1e-3, hi = 1.0;
+  if (error_at(hi) < 0 || error_at(lo) > 0) return std::nullopt;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (error_at(mid) < 0 ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+void print_fit(const std::vector<ValidationRecord>& records,
+               const std::vector<const CatalogGpu*>& gpus, std::ostream& out) {
+  std::map<std::string, std::vector<double>> per_gpu;
+  std::vector<double> pooled;
+  out << fmt::format("{:<12} {:<34} {:<16} {:>10}\n", "set", "record", "gpu",
+                     "efficiency");
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const ValidationRecord& r = records[i];
+    const CatalogGpu* g = gpus[i];
+    std::optional<double> share;
+    if (g != nullptr) share = fitted_efficiency(r, g->peak("bf16").value_or(0));
+    out << fmt::format("{:<12} {:<34} {:<16} {:>10}\n", r.set, r.id, g ? g->name : "-",
+                       share ? fmt::format("{:.4f}", *share) : std::string("-"));
+    if (share && r.set == "calibration") {
+      per_gpu[g->name].push_back(*share);
+      pooled.push_back(*share);
+    }
+  }
+  out << "\nmedian over calibration records (the only runs constants may be fitted to):\n";
+  for (const auto& [name, shares] : per_gpu) {
+    out << fmt::format("  {:<16} {:.4f}  ({} records)\n", name, median(shares), shares.size());
+  }
+  out << fmt::format("  {:<16} {:.4f}  ({} records)\n", "all", median(pooled), pooled.size());
+}
+
+}  // namespace
+
+bool run_validate(const ValidateOptions& o, std::ostream& out) {
+  const auto check_bound = [](const std::optional<double>& b, const char* flag) {
+    if (b && (!(*b >= 0) || !(*b <= 1e6))) {
+      throw InputError("command line", "",
+                       fmt::format("{} must be a percentage from 0 to 1e6, got {:g}", flag, *b));
+    }
+  };
+  check_bound(o.max_median_error_percent, "--max-median-error");
+  check_bound(o.max_error_percent, "--max-error");
+  std::vector<ValidationRecord> records;
+  std::vector<const CatalogGpu*> gpus;
+  for (const std::string& path : o.paths) {
+    for (const std::string& file : validation_files(path)) {
+      const json doc = read_json_file(file);
+      records.push_back(load_validation_record(doc, file_origin(file)));
+      gpus.push_back(record_gpu(doc));
+    }
+  }
+  // Calibration records first, then validation; within a set, in file order (sorted names).
+  std::vector<std::size_t> order(records.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return records[a].set < records[b].set;
+  });
+  std::vector<ValidationRecord> sorted;
+  std::vector<const CatalogGpu*> sorted_gpus;
+  for (const std::size_t i : order) {
+    sorted.push_back(std::move(records[i]));
+    sorted_gpus.push_back(gpus[i]);
+  }
+  records = std::move(sorted);
+  gpus = std::move(sorted_gpus);
+  if (o.fit) {
+    print_fit(records, gpus, out);
+    return true;
+  }
+  std::vector<RecordResult> results;
+  results.reserve(records.size());
+  for (const ValidationRecord& r : records) results.push_back(validate_record(r));
+
+  std::vector<std::pair<std::string, ErrorSummary>> summaries, memory_summaries;
+  bool within = true;
+  std::vector<std::string> breaches;
+  for (const char* set : set_names) {
+    const ErrorSummary s = summarize(results, set);
+    if (s.records == 0) continue;
+    summaries.emplace_back(set, s);
+    const ErrorSummary m = summarize(results, set, Figure::memory_peak);
+    if (m.compared > 0) memory_summaries.emplace_back(set, m);
+    if (o.max_median_error_percent && 100.0 * s.median_abs_error > *o.max_median_error_percent) {
+      within = false;
+      breaches.push_back(fmt::format("{}: median |error| {:.1f}% exceeds {:g}%", set,
+                                     100.0 * s.median_abs_error, *o.max_median_error_percent));
+    }
+    if (o.max_error_percent && 100.0 * s.max_abs_error > *o.max_error_percent) {
+      within = false;
+      breaches.push_back(fmt::format("{}: max |error| {:.1f}% ({}) exceeds {:g}%", set,
+                                     100.0 * s.max_abs_error, s.worst, *o.max_error_percent));
+    }
+  }
+
+  if (o.format == "json") {
+    json list = json::array();
+    for (const RecordResult& r : results) {
+      const ValidationRecord& rec = *r.record;
+      const auto e = throughput_error(r);
+      list.push_back(json{
+          {"id", rec.id},
+          {"set", rec.set},
+          {"file", rec.origin},
+          {"source", json{{"citation", rec.citation}, {"location", rec.location}}},
+          {"gpus", world_size(rec.scenario.cluster)},
+          {"fits", r.fits},
+          {"flops_per_second", r.flops_per_second},
+          {"tokens_per_second_per_gpu", comparison_json(r.tokens_per_second_per_gpu)},
+          {"step_time", comparison_json(r.step_seconds)},
+          {"memory_peak", comparison_json(r.memory_peak_bytes)},
+          {"memory_model_states", comparison_json(r.memory_model_states_bytes)},
+          {"throughput_error", e ? json(*e) : json(nullptr)},
+          {"not_modelled", rec.not_modelled}});
+    }
+    json sets = json::object();
+    for (const auto& [set, s] : summaries) {
+      sets[set] = json{{"records", s.records},
+                       {"compared", s.compared},
+                       {"infeasible", s.infeasible},
+                       {"median_abs_error", s.median_abs_error},
+                       {"max_abs_error", s.max_abs_error},
+                       {"worst", s.worst}};
+    }
+    json memory = json::object();
+    for (const auto& [set, m] : memory_summaries) {
+      memory[set] = json{{"compared", m.compared},
+                         {"median_abs_error", m.median_abs_error},
+                         {"max_abs_error", m.max_abs_error},
+                         {"worst", m.worst}};
+    }
+    json bounds = json::object();
+    bounds["max_median_error"] =
+        o.max_median_error_percent ? json(*o.max_median_error_percent / 100.0) : json(nullptr);
+    bounds["max_error"] = o.max_error_percent ? json(*o.max_error_percent / 100.0) : json(nullptr);
+    out << dump_json(json{{"schema_version", schema_version},
+                          {"records", list},
+                          {"summary", sets},
+                          {"memory_peak_summary", memory},
+                          {"bounds", bounds},
+                          {"within_bounds", within}});
+  } else if (o.format == "csv") {
+    out << "id,set,gpus,fits,predicted_tokens_per_second_per_gpu,"
+           "measured_tokens_per_second_per_gpu,predicted_step_time_s,measured_step_time_s,"
+           "throughput_error,predicted_memory_peak_bytes,measured_memory_peak_bytes,"
+           "not_modelled,source\n";
+    for (const RecordResult& r : results) {
+      const ValidationRecord& rec = *r.record;
+      const auto e = throughput_error(r);
+      out << fmt::format(
+          "{},{},{},{},{:.6g},{},{:.6g},{},{},{:.6g},{},{},{}\n", csv_field(rec.id), rec.set,
+          world_size(rec.scenario.cluster), r.fits ? "true" : "false",
+          r.tokens_per_second_per_gpu.predicted,
+          maybe_number(r.tokens_per_second_per_gpu.measured, "{:.6g}"), r.step_seconds.predicted,
+          maybe_number(r.step_seconds.measured, "{:.6g}"), e ? fmt::format("{:.6g}", *e) : "",
+          r.memory_peak_bytes.predicted, maybe_number(r.memory_peak_bytes.measured, "{:.6g}"),
+          csv_field(joined(rec.not_modelled)),
+          csv_field(rec.citation + "; " + rec.location));
+    }
+  } else {
+    out << fmt::format("{} records, current model, each published plan pinned\n\n",
+                       results.size());
+    out << fmt::format(
+        "{:<12} {:<36} {:>5} {:>9} {:>9} {:>7} {:>8} {:>8} {:>7} {:>8} {:>5}  {}\n", "set",
+        "record", "GPUs", "tok/s/GPU", "measured", "error", "step s", "measured", "mem GiB",
+        "measured", "fits", "not modelled");
+    for (const RecordResult& r : results) {
+      const ValidationRecord& rec = *r.record;
+      out << fmt::format(
+          "{:<12} {:<36} {:>5} {:>9.0f} {:>9} {:>7} {:>8.2f} {:>8} {:>7.1f} {:>8} {:>5}  {}\n",
+          rec.set, rec.id, world_size(rec.scenario.cluster),
+          r.tokens_per_second_per_gpu.predicted,
+          maybe_number(r.tokens_per_second_per_gpu.measured, "{:.0f}"),
+          percent(throughput_error(r)), r.step_seconds.predicted,
+          maybe_number(r.step_seconds.measured, "{:.2f}"), r.memory_peak_bytes.predicted / gib,
+          r.memory_peak_bytes.measured ? fmt::format("{:.1f}", *r.memory_peak_bytes.measured / gib)
+                                       : std::string("-"),
+          r.fits ? "yes" : "NO", rec.not_modelled.empty() ? "-" : joined(rec.not_modelled));
+    }
+    out << "\n|error| of throughput per GPU (tokens/s, or step time where only that is "
+           "published):\n";
+    for (const auto& [set, s] : summaries) {
+      out << fmt::format("  {:<12} {:>3} records  median {:>6.1f}%  max {:>6.1f}% ({}){}\n",
+                         set, s.compared, 100.0 * s.median_abs_error, 100.0 * s.max_abs_error,
+                         s.worst,
+                         s.infeasible > 0
+                             ? fmt::format("; {} judged not to fit in memory", s.infeasible)
+                             : std::string());
+    }
+    if (!memory_summaries.empty()) out << "|error| of peak memory per GPU, where measured:\n";
+    for (const auto& [set, m] : memory_summaries) {
+      out << fmt::format("  {:<12} {:>3} records  median {:>6.1f}%  max {:>6.1f}% ({})\n", set,
+                         m.compared, 100.0 * m.median_abs_error, 100.0 * m.max_abs_error,
+                         m.worst);
+    }
+    for (const std::string& b : breaches) out << "bound exceeded: " << b << "\n";
+  }
+  return within;
+}
+
+}  // namespace planner

@@ -1,0 +1,113 @@
+// The worked example of docs/calibrate.md, run end to end through the CLI.
+#include <unistd.h>  // getpid: temp files unique per test process (ctest -j)
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.hpp"
+#include "non_finite_word.hpp"
+
+using Catch::Matchers::Contains;
+using nlohmann::json;
+
+namespace {
+
+const std::string d = "tests/data/calibrate/";
+
+std::vector<std::string> example_args() {
+  return {"calibrate",
+          "--nccl", d + "mi300x-1node-all_reduce_perf.txt",
+          "--nccl", d + "mi300x-2node-all_reduce_perf.txt",
+          "--gemm", d + "gemm-illustrative.csv",
+          "--run", d + "small-1node.json=" + d + "small-1node-megatron.log",
+          "--run", d + "small-2node.json=" + d + "small-2node-torchtitan.log",
+          "--target", d + "target-70b-mi300x.json"};
+}
+
+}  // namespace
+
+TEST_CASE("Worked example: text report") {
+  const cli_harness::Run r = cli_harness::run(example_args());
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK_FALSE(test_support::has_non_finite_word(r.out));
+  // Measured medians, by hand: Megatron steps 2-6 (step 1 is the warm-up) 1702.6, 1698.1,
+  // 1705.9, 1699.4, 1701.0 ms → 1.7010 s. torchtitan tps 36802, 36650, 36911, 36744, 36690 →
+  // median 36744 tokens/s/GPU; 16·4·4·2048 = 524288 tokens per step on 16 GPUs:
+  // 524288 / (36744 · 16) = 0.8918 s.
+  CHECK_THAT(r.out, Contains("measured 1.7010 s"));
+  CHECK_THAT(r.out, Contains("measured 0.8918 s"));
+  CHECK_THAT(r.out, Contains("Skipped: " + d + "mi300x-1node-all_reduce_perf.txt: 3 line(s)"));
+  CHECK_THAT(r.out, Contains("Prediction for " + d + "target-70b-mi300x.json"));
+  for (const char* banned : {"seed", "worked solution", "answer key"}) {
+    CHECK_THAT(r.out, !Contains(banned, Catch::CaseSensitive::No));
+  }
+}
+
+TEST_CASE("Worked example: JSON report, band ordering and the profile through --set") {
+  std::vector<std::string> args = example_args();
+  const std::filesystem::path profile = std::filesystem::temp_directory_path() /
+      ("planner_test_calibrate_profile_" + std::to_string(getpid()) + ".json");
+  args.insert(args.end(), {"--format", "json", "--profile-out", profile.string()});
+  const cli_harness::Run r = cli_harness::run(args);
+  REQUIRE(r.code == 0);
+  const json j = json::parse(r.out);
+  // Independent figures: the source's own busbw at the largest size (see test_calibrate.cpp).
+  CHECK(j["intra_node"]["bandwidth_bytes_per_second"].get<double>() == Approx(315.69e9).epsilon(0.02));
+  CHECK(j["inter_node"]["bandwidth_bytes_per_second"].get<double>() == Approx(357.46e9).epsilon(0.02));
+  const json& p = j["prediction"];
+  const double central = p["central"]["step_seconds"].get<double>();
+  CHECK(p["pessimistic"]["step_seconds"].get<double>() >= central);
+  CHECK(p["optimistic"]["step_seconds"].get<double>() <= central);
+  // The profile's --set values make `planner plan` on the target give the central prediction.
+  std::ifstream in(profile);
+  const json prof = json::parse(in);
+  std::filesystem::remove(profile);
+  std::vector<std::string> plan = {"plan", d + "target-70b-mi300x.json", "--format", "json",
+                                   "--no-thresholds"};
+  for (const json& s : prof["set"]) plan.insert(plan.end(), {"--set", s.get<std::string>()});
+  const cli_harness::Run r2 = cli_harness::run(plan);
+  REQUIRE(r2.code == 0);
+  CHECK(json::parse(r2.out)["best"]["time"]["step"].get<double>() == Approx(central).epsilon(1e-4));
+}
+
+TEST_CASE("calibrate usage and input errors exit 2 with one located line") {
+  cli_harness::Run r = cli_harness::run({"calibrate"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("no measurements given, expected at least one of --nccl"));
+  r = cli_harness::run({"calibrate", "--run", d + "small-1node.json"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("is not SCENARIO=LOG"));
+  r = cli_harness::run({"calibrate", "--gemm", d + "no-such-file.csv"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("no-such-file.csv: cannot read the file"));
+  // A step log whose scenario has no pinned plan.
+  r = cli_harness::run({"calibrate", "--run", "scenarios/llama3-70b-h100.json=" + d +
+                                                  "small-1node-megatron.log"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("/plan: a run's scenario needs a training workload and its pinned plan"));
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  r = cli_harness::run({"calibrate", "--gemm", d + "gemm-illustrative.csv", "--target",
+                        "scenarios/d.json"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("scenarios/d.json: /workload/kind: calibrate predicts training"));
+  // An unknown option is a usage error.
+  r = cli_harness::run({"calibrate", "--gemm", d + "gemm-illustrative.csv", "--no-such-flag"});
+  CHECK(r.code == 2);
+}
+
+// A target computing in fp8 takes its rate from flops_by_dtype, which the fit does not set.
+TEST_CASE("calibrate refuses a target whose GEMMs run in fp8") {
+  const std::filesystem::path f = std::filesystem::temp_directory_path() /
+      ("planner_test_calibrate_fp8_" + std::to_string(getpid()) + ".json");
+  json doc = json::parse(cli_harness::read(d + "small-1node.json"));
+  doc["model"]["precision"] = {{"compute", "fp8"}};
+  doc["cluster"]["gpu"]["flops_by_dtype"] = {{"fp8", "2000 TFLOP/s"}};
+  std::ofstream(f) << doc.dump();
+  const cli_harness::Run r =
+      cli_harness::run({"calibrate", "--gemm", d + "gemm-illustrative.csv", "--target", f.string()});
+  std::filesystem::remove(f);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("/model/precision/compute: calibrate fits the 16-bit GEMM rate"));
+}

@@ -1,0 +1,186 @@
+// planner calibrate, inputs: the public nccl-tests samples, the GEMM CSV and step logs, and
+// the bad-input messages (docs/calibrate.md §Inputs, §Errors).
+#include <catch2/catch.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "cli_harness.hpp"
+#include "planner/calibrate/inputs.hpp"
+#include "planner/base/error.hpp"
+
+using namespace planner::calibrate;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::string data(const std::string& name) {
+  return cli_harness::read("tests/data/calibrate/" + name);
+}
+
+/// The message of the InputError `f` throws ("" when it throws none).
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const planner::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const char* header =
+    "# nThread 1 nGpus 8 minBytes 8 maxBytes 128 step: 2(factor)\n"
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+    "time   algbw   busbw #wrong\n"
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            "
+    "(us)  (GB/s)  (GB/s)\n";
+
+}  // namespace
+
+TEST_CASE("Public rccl-tests sample, one MI300X node (hisohara/ai-scripts README, AAC8)") {
+  const NcclTable t = parse_nccl_tests(data("mi300x-1node-all_reduce_perf.txt"), "one.txt");
+  CHECK(t.op == NcclOp::all_reduce);  // from the mpirun line naming all_reduce_perf
+  CHECK(t.ranks == 8);
+  CHECK(t.nodes == 1);
+  CHECK(t.device == "AMD Instinct MI300X");
+  REQUIRE(t.rows.size() == 31);  // 8 B .. 8 GiB, doubling
+  CHECK(t.rows.front().size_bytes == 8);
+  CHECK(t.rows.front().time_seconds == Approx(19.28e-6));
+  CHECK(t.rows.back().size_bytes == 8589934592.0);
+  CHECK(t.rows.back().time_seconds == Approx(47617e-6));
+  CHECK(t.rows.back().bus_bandwidth_bytes_per_second == Approx(315.69e9));
+  // The mpirun line, "<snip>" and "rccl-tests: Version …" are counted, not silently dropped.
+  CHECK(t.skipped.size() == 3);
+}
+
+TEST_CASE("Public rccl-tests sample, two MI300X nodes (hisohara/ai-scripts README, AAC10)") {
+  const NcclTable t = parse_nccl_tests(data("mi300x-2node-all_reduce_perf.txt"), "two.txt");
+  CHECK(t.ranks == 16);
+  CHECK(t.nodes == 2);  // gpu-53 and gpu-56
+  CHECK(t.rows.size() == 32);
+  CHECK(t.rows.back().size_bytes == 17179869184.0);
+}
+
+TEST_CASE("Public nccl-tests sample, two H100 nodes (lessizzmore/create-a3mega-ztan-fork)") {
+  // This excerpt does not name the binary; the file name does.
+  const NcclTable t =
+      parse_nccl_tests(data("h100-2node-all_reduce_perf.txt"), "h100-2node-all_reduce_perf.txt");
+  CHECK(t.op == NcclOp::all_reduce);
+  CHECK(t.ranks == 16);
+  CHECK(t.nodes == 2);
+  CHECK(t.device == "NVIDIA H100 80GB HBM3");
+  CHECK(t.rows.size() == 31);
+  CHECK(t.skipped.empty());
+}
+
+TEST_CASE("nccl-tests rows that cannot be used are counted with their line") {
+  const std::string text = std::string("all_reduce_perf\n") + header +
+      "          64            16     float     sum      -1    10.00    0.01    0.01      0"
+      "    10.00    0.01    0.01      0\n"
+      "NCCL WARN something between rows\n"
+      "         128            32     float     sum      -1     -nan    -nan    -nan      0"
+      "     -nan    -nan    -nan      0\n"
+      "         256            64     float     sum      -1    11.00    0.02    0.04      3"
+      "    11.00    0.02    0.04      0\n"
+      "         512           128     float     sum      -1    12.00\n"
+      "        1024           256     float     sum      -1    13.00    0.08    0.14      0"
+      "    13.00    0.08    0.14      0\n";
+  const NcclTable t = parse_nccl_tests(text, "messy.txt");
+  CHECK(t.rows.size() == 2);
+  REQUIRE(t.skipped.size() == 5);  // line 1 (the binary's name) is not a row either
+  CHECK(t.skipped[1].line == 6);
+  CHECK_THAT(t.skipped[2].reason, Contains("-nan"));
+  CHECK_THAT(t.skipped[3].reason, Contains("#wrong"));
+  CHECK_THAT(t.skipped[4].reason, Contains("truncated"));
+}
+
+TEST_CASE("Bad nccl-tests input stops with the file, the line and what was expected") {
+  const std::string row64 = "          64            16     float     sum      -1    10.00    0.01"
+                            "    0.01      0    10.00    0.01    0.01      0\n";
+  SECTION("empty table") {
+    CHECK_THAT(error_of([&] { (void)parse_nccl_tests(std::string("all_reduce_perf\n") + header, "e.txt"); }),
+               Contains("e.txt:3: 0 usable row(s)") && Contains("expected at least 2 sizes"));
+  }
+  SECTION("one point") {
+    CHECK_THAT(error_of([&] { (void)parse_nccl_tests(std::string("all_reduce_perf\n") + header + row64, "one.txt"); }),
+               Contains("one.txt:3: 1 usable row(s) with 1 distinct size(s)"));
+  }
+  SECTION("contradictory sizes: size is not count x element size") {
+    const std::string bad = "         100            16     float     sum      -1    10.00    0.01"
+                            "    0.01      0    10.00    0.01    0.01      0\n";
+    CHECK_THAT(error_of([&] { (void)parse_nccl_tests(std::string("all_reduce_perf\n") + header + bad, "c.txt"); }),
+               Contains("c.txt:5: size 100 B contradicts count 16 of type float"));
+  }
+  SECTION("wrong units in the units line") {
+    std::string h = header;
+    h.replace(h.find("(us)"), 4, "(ms)");
+    CHECK_THAT(error_of([&] { (void)parse_nccl_tests("all_reduce_perf\n" + h + row64, "u.txt"); }),
+               Contains("u.txt:4: unit (ms)") && Contains("expected (us)"));
+  }
+  SECTION("a time column that is not in microseconds: algbw contradicts size/time") {
+    const std::string ms = "     1048576        262144     float     sum      -1     0.03   36.94"
+                           "   64.64      0     0.03   37.40   65.45      0\n";
+    CHECK_THAT(error_of([&] { (void)parse_nccl_tests(std::string("all_reduce_perf\n") + header + ms, "t.txt"); }),
+               Contains("t.txt:5: algbw 36.94 GB/s contradicts size/time"));
+  }
+  SECTION("no collective named") {
+    CHECK_THAT(error_of([&] { (void)parse_nccl_tests(header, "x.txt"); }),
+               Contains("x.txt:1: cannot tell which collective"));
+  }
+}
+
+TEST_CASE("GEMM CSV: comments, header in any order, seconds or tflops") {
+  const GemmTable t = parse_gemm_csv("# device: NVIDIA H200 (132 SMs)\n"
+                                     "dtype,k,n,m,tflops\n"
+                                     "bf16,4096,4096,4096,500\n"
+                                     "bf16,1024,1024,1024,-nan\n"
+                                     "bf16,8192,8192,8192,700\n", "g.csv");
+  CHECK(t.sms == 132);
+  CHECK(t.device == "NVIDIA H200");
+  REQUIRE(t.rows.size() == 2);
+  // 2·4096³ FLOP at 500 TFLOP/s = 2.7487790694e-4 s (hand: 1.37438953472e11 / 5e14).
+  CHECK(t.rows[0].seconds == Approx(1.37438953472e11 / 5e14));
+  CHECK(t.skipped.size() == 1);
+  CHECK(t.skipped[0].line == 4);
+}
+
+TEST_CASE("Bad GEMM CSV: wrong units, impossible rates, too few rows") {
+  CHECK_THAT(error_of([] { (void)parse_gemm_csv("m,n,k,dtype,ms\n1,1,1,bf16,1\n", "g.csv"); }),
+             Contains("g.csv:1: column 'ms' has the wrong unit, expected 'seconds'"));
+  // 2·8192³ = 1.1e12 FLOP in 1.2e-6 s is 9.2e17 FLOP/s, above any GPU: the unit is off.
+  CHECK_THAT(error_of([] { (void)parse_gemm_csv("m,n,k,dtype,seconds\n8192,8192,8192,bf16,1.2e-6\n", "g.csv"); }),
+             Contains("g.csv:2:") && Contains("expected at most 10000 TFLOP/s"));
+  CHECK_THAT(error_of([] { (void)parse_gemm_csv("m,n,k,dtype,seconds\n64,64,64,bf16,1e-5\n", "g.csv"); }),
+             Contains("g.csv:1: 1 usable row(s), expected at least 2"));
+}
+
+TEST_CASE("Megatron-LM iteration lines (megatron/training/training.py training_log format)") {
+  const StepLog log = parse_step_log(data("small-1node-megatron.log"), "m.log");
+  CHECK(log.format == StepLogFormat::megatron);
+  REQUIRE(log.rows.size() == 6);
+  CHECK(log.rows[0].step == 1);
+  CHECK(log.rows[1].seconds == Approx(1.7026));
+  CHECK(log.rows[1].tflops_per_gpu == Approx(355.1));
+}
+
+TEST_CASE("torchtitan step lines with ANSI colours (torchtitan MetricsProcessor.log format)") {
+  const StepLog log = parse_step_log(data("small-2node-torchtitan.log"), "t.log");
+  CHECK(log.format == StepLogFormat::torchtitan);
+  REQUIRE(log.rows.size() == 6);
+  REQUIRE(log.skipped.size() == 1);  // the WARNING line: counted, with its line
+  CHECK(log.skipped[0].line == 4);
+  CHECK(log.rows[1].step == 2);
+  CHECK(log.rows[1].tokens_per_second_per_gpu == 36802);  // "tps: 36,802"
+  CHECK(log.rows[1].seconds == 0);                        // only the rate is logged
+}
+
+TEST_CASE("Step CSV and its errors") {
+  const StepLog log = parse_step_log("step,seconds\n1,2.5\n2,1.25\n3,oops\n", "s.csv");
+  CHECK(log.format == StepLogFormat::csv);
+  CHECK(log.rows.size() == 2);
+  CHECK(log.skipped.size() == 1);
+  CHECK_THAT(error_of([] { (void)parse_step_log("step,ms\n1,2500\n", "s.csv"); }),
+             Contains("s.csv:1: column 'ms' has no or the wrong unit, expected 'seconds'"));
+  CHECK_THAT(error_of([] { (void)parse_step_log("step,seconds\n", "s.csv"); }),
+             Contains("s.csv:1: no CSV step with a time"));
+}

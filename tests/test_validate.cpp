@@ -1,0 +1,189 @@
+// `planner validate`: records, the error arithmetic against a hand calculation, the summary
+// statistics, bounds and exit codes, and the record loader's messages.
+
+#include <unistd.h>  // getpid: temp files unique per test process (ctest -j)
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.hpp"
+#include "planner/base/error.hpp"
+#include "planner/report/validate.hpp"
+
+namespace {
+
+// One GPU, one micro-batch shape whose time is computable by hand: flash attention, no
+// recompute, no data-parallel peers, no pipeline.
+nlohmann::json tiny_record() {
+  return nlohmann::json::parse(R"({
+    "id": "tiny", "set": "validation",
+    "source": {"citation": "a hand calculation", "location": "this test"},
+    "model": {"layers": 2, "hidden": 64, "heads": 1, "vocab": 100, "seq_len": 100,
+              "params": 1e6},
+    "cluster": {"nodes": 1, "gpus_per_node": 1,
+                "gpu": {"memory": "80 GiB", "memory_bandwidth": "2 TB/s", "flops": "1 TFLOP/s"},
+                "intra_node": {"bandwidth": "100 GB/s", "latency": "5 us"},
+                "inter_node": {"bandwidth": "10 GB/s", "latency": "10 us"}},
+    "workload": {"kind": "training", "global_batch_tokens": 400},
+    "plan": {"dp": 1, "tp": 1, "flash_attention": true, "micro_batch": 1, "grad_accum": 4},
+    "measured": {"tokens_per_second_per_gpu": 150000, "step_time": "2.5 ms"},
+    "not_modelled": {"vpp": 2}
+  })");
+}
+
+std::string record_error(const nlohmann::json& doc) {
+  try {
+    (void)planner::load_validation_record(doc, "r.json");
+  } catch (const planner::InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("validate: predicted against measured on a record computed by hand", "[validate]") {
+  const auto rec = planner::load_validation_record(tiny_record(), "r.json");
+  const auto r = planner::validate_record(rec);
+  // Per micro-batch: dense 6·P·b·s = 6·1e6·100 = 6e8 FLOP; attention 12·b·s²·h·L plus tiled
+  // attention's backward recompute 2·b·s²·h·L = 14·100²·64·2 = 17.92e6 FLOP; at 1e12 FLOP/s,
+  // 4 micro-batches per step and nothing else on the critical path (one GPU).
+  const double step = 4 * (6e8 + 17.92e6) / 1e12;  // 2.47168e-3 s
+  CHECK(r.step_seconds.predicted == Approx(step));
+  CHECK(r.tokens_per_second_per_gpu.predicted == Approx(400 / step));  // 161,833 tokens/s
+  CHECK(*r.tokens_per_second_per_gpu.error() == Approx((400 / step - 150000) / 150000.0));
+  CHECK(*r.tokens_per_second_per_gpu.error() == Approx(0.0788883).epsilon(1e-5));
+  CHECK(*r.step_seconds.error() == Approx((step - 2.5e-3) / 2.5e-3));
+  CHECK(r.fits);
+  CHECK(rec.not_modelled == std::vector<std::string>{"vpp=2"});
+  CHECK(rec.set == "validation");
+}
+
+TEST_CASE("validate: median and max |error| per set", "[validate]") {
+  CHECK(planner::median({3, 1, 2}) == 2);
+  CHECK(planner::median({4, 1, 3, 2}) == 2.5);
+  CHECK(planner::median({}) == 0);
+
+  planner::ValidationRecord a, b, c, d, cal;
+  a.id = "a";
+  b.id = "b";
+  c.id = "c";
+  d.id = "d";
+  cal.id = "cal";
+  a.set = b.set = c.set = d.set = "validation";
+  cal.set = "calibration";
+  auto result = [](const planner::ValidationRecord& r, double predicted, double measured) {
+    planner::RecordResult x;
+    x.record = &r;
+    x.fits = true;
+    x.tokens_per_second_per_gpu = {predicted, measured};
+    return x;
+  };
+  std::vector<planner::RecordResult> results{result(a, 110, 100), result(b, 80, 100),
+                                             result(c, 100, 125), result(cal, 99, 100)};
+  // d publishes only a step time: 10 s measured, 12.5 s predicted → throughput 20 % low.
+  planner::RecordResult step_only;
+  step_only.record = &d;
+  step_only.fits = false;
+  step_only.step_seconds = {12.5, 10.0};
+  results.push_back(step_only);
+  CHECK(*planner::throughput_error(step_only) == Approx(-0.2));
+
+  const auto v = planner::summarize(results, "validation");
+  CHECK(v.records == 4);
+  CHECK(v.compared == 4);
+  CHECK(v.infeasible == 1);
+  // |errors| 0.10, 0.20, 0.20, 0.20: median of four = (0.20 + 0.20) / 2.
+  CHECK(v.median_abs_error == Approx(0.2));
+  CHECK(v.max_abs_error == Approx(0.2));
+  CHECK(v.worst == "b");  // the first record that reaches the maximum
+  // Peak memory: only records that measured it count.
+  results[0].memory_peak_bytes = {90.0, 100.0};
+  results[1].memory_peak_bytes = {130.0, 100.0};
+  const auto m = planner::summarize(results, "validation", planner::Figure::memory_peak);
+  CHECK(m.compared == 2);
+  CHECK(m.median_abs_error == Approx((0.1 + 0.3) / 2));
+  CHECK(m.max_abs_error == Approx(0.3));
+  CHECK(m.worst == "b");
+  const auto k = planner::summarize(results, "calibration");
+  CHECK(k.records == 1);
+  CHECK(k.median_abs_error == Approx(0.01));
+}
+
+TEST_CASE("validate: bounds decide the exit code", "[validate][cli]") {
+  const std::string path = std::filesystem::temp_directory_path().string() + "/planner-validate-" +
+                           std::to_string(getpid()) + ".json";
+  std::ofstream(path) << tiny_record().dump();
+  // The tiny record's throughput error is +7.9 %.
+  auto r = cli_harness::run({"validate", path, "--max-error", "10", "--max-median-error", "8"});
+  CHECK(r.code == 0);
+  CHECK(r.out.find("+7.9%") != std::string::npos);
+  CHECK(r.out.find("vpp=2") != std::string::npos);
+  r = cli_harness::run({"validate", path, "--max-error", "5"});
+  CHECK(r.code == 1);
+  CHECK(r.out.find("bound exceeded: validation: max |error| 7.9% (tiny) exceeds 5%") !=
+        std::string::npos);
+  r = cli_harness::run({"validate", path, "--format", "json"});
+  CHECK(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("records").at(0).at("throughput_error").get<double>() == Approx(0.0788883));
+  CHECK(j.at("summary").at("validation").at("compared") == 1);
+  r = cli_harness::run({"validate", path, "--format", "csv"});
+  CHECK(r.code == 0);
+  CHECK(r.out.rfind("id,set,gpus,fits,", 0) == 0);
+  r = cli_harness::run({"validate", path, "--max-error", "-1"});
+  CHECK(r.code == 2);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("validate: the shipped records load and every one is evaluated", "[validate][cli]") {
+  auto r = cli_harness::run({"validate", "validation", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("summary").at("calibration").at("records") == 13);
+  CHECK(j.at("summary").at("validation").at("records").get<int>() >= 30);
+  for (const auto& rec : j.at("records")) {
+    INFO(rec.at("id").get<std::string>());
+    CHECK(!rec.at("source").at("citation").get<std::string>().empty());
+    CHECK(rec.at("throughput_error").is_number());
+  }
+}
+
+TEST_CASE("validate: record errors name the file, the pointer and the fix", "[validate][errors]") {
+  auto doc = tiny_record();
+  doc["set"] = "validaton";
+  CHECK(record_error(doc) ==
+        "r.json: /set: expected \"calibration\" or \"validation\", got \"validaton\" (did you "
+        "mean \"validation\"?)");
+  doc = tiny_record();
+  doc.erase("measured");
+  CHECK(record_error(doc) ==
+        "r.json: /measured: missing required key (expected an object with "
+        "tokens_per_second_per_gpu or step_time)");
+  doc = tiny_record();
+  doc["measured"] = nlohmann::json::object();
+  CHECK(record_error(doc) ==
+        "r.json: /measured: a record needs tokens_per_second_per_gpu or step_time (what the "
+        "source measured)");
+  doc = tiny_record();
+  doc["mesured"] = 1;
+  CHECK(record_error(doc) == "r.json: /mesured: unknown key (did you mean 'measured'?)");
+  doc = tiny_record();
+  doc.erase("plan");
+  CHECK(record_error(doc) ==
+        "r.json: /plan: missing required key (expected the published plan, pinned)");
+  doc = tiny_record();
+  doc["cluster"]["gpu"] = {{"catalog", "H100-SMX"}};
+  CHECK(record_error(doc).rfind(
+            "r.json: /cluster/gpu/catalog: unknown GPU \"H100-SMX\" (did you mean \"H100-SXM\"?)",
+            0) == 0);
+  doc = tiny_record();
+  doc["measured"]["step_time"] = "-1 s";
+  CHECK(record_error(doc).rfind("r.json: /measured/step_time: ", 0) == 0);
+}
