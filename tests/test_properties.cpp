@@ -115,8 +115,10 @@ json random_scenario(Random& r, bool serving) {
                 {"memory_bandwidth_efficiency", r.uniform(0.3, 1.0)},
                 {"bytes_per_param", r.pick<double>({1, 2, 4})}};
   } else {
-    // Between 1 and 48 sequences per step, sometimes not a whole number of sequences.
-    const double sequences = static_cast<double>(r.integer(1, 48)) * (r.coin(0.8) ? 1.0 : 0.75);
+    // Between 1 and 48 sequences per step, sometimes not a whole number of sequences (never
+    // below one: the loader refuses that since issue 14).
+    const double sequences = std::max(
+        1.0, static_cast<double>(r.integer(1, 48)) * (r.coin(0.8) ? 1.0 : 0.75));
     workload = {{"kind", "training"},
                 {"global_batch_tokens", sequences * static_cast<double>(seq_len)},
                 {"bytes_per_param", r.pick<double>({16, 12, 18})}};

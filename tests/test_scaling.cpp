@@ -70,12 +70,13 @@ TEST_CASE("expected maximum of W ranks: harmonic and Gaussian closed forms", "[s
 namespace {
 
 // One 8-GPU node; one layer, so the data-parallel all-reduce is one bucket and wholly exposed;
-// 5e9 parameters given, so the bf16 gradient is M = 1e10 bytes; 100 GB/s and no latency, so the
+// 5e9 parameters given (the 2M-word vocabulary makes the shape's count 4.1e9, within the
+// loader's factor of 2), so the bf16 gradient is M = 1e10 bytes; 100 GB/s and no latency, so the
 // ring all-reduce over n ranks takes 2(n−1)/n · M/B = 2(n−1)/n · 0.1 s (ring is the cheapest at
 // α = 0: the tree takes 2M/B, one-shot (n−1)M/B). A measured 100 ms per micro-batch with tiled
 // attention makes the compute of one micro-batch c = 0.1 s at any dp.
 constexpr const char* hand_scenario = R"({
-  "model": {"layers": 1, "hidden": 1024, "heads": 8, "vocab": 1000, "seq_len": 1024, "params": 5e9},
+  "model": {"layers": 1, "hidden": 1024, "heads": 8, "vocab": 2000000, "seq_len": 1024, "params": 5e9},
   "cluster": {"nodes": 1, "gpus_per_node": 8,
               "gpu": {"memory": "1 TiB", "memory_bandwidth": "3 TB/s", "flops": "400 TFLOP/s"},
               "intra_node": {"bandwidth": "100 GB/s", "latency": "0 us"},

@@ -5,6 +5,8 @@
 
 #include "command.hpp"
 #include "planner/base/error.hpp"
+#include "planner/base/one_line.hpp"
+#include "planner/cli/fd_output.hpp"
 
 namespace planner {
 
@@ -28,10 +30,17 @@ const std::vector<Command>& commands() {
 
 }  // namespace cli
 
-int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+namespace {
+
+/// Longest argument-parser message printed: CLI11's messages quote the offending argument
+/// whole; its own text is under 100 characters.
+constexpr std::size_t parse_error_limit = 200;
+
+/// The command itself; run_cli adds the check of the output.
+int dispatch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   CLI::App app{"planner: parallelism planner for large-model training and serving.\n"
                "Exit codes: 0 ok, 1 the answer is no (nothing fits, SLO missed, check drift), "
-               "2 bad input or usage."};
+               "2 bad input or usage, 3 internal error, 4 cannot write output."};
   app.name("planner");
   app.require_subcommand(0, 1);
   bool version = false;
@@ -54,7 +63,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     out << app.help();
     return exit_ok;
   } catch (const CLI::ParseError& e) {
-    err << "planner: error: " << e.what() << "\n";
+    // The parser echoes arguments as given: escaped and cut like any echoed value.
+    err << "planner: error: " << one_line(e.what(), parse_error_limit) << "\n";
     err << "Run 'planner --help' for usage.\n";
     return exit_bad_input;
   }
@@ -72,6 +82,17 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     err << "planner: error: " << e.what() << "\n";
     return exit_bad_input;
   }
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const int code = dispatch(args, out, err);
+  // Every command's output is checked once it is complete (sweep also checks as it streams):
+  // a failed write or flush is exit 4, never success (docs/output.md §Exit codes).
+  if (out.flush()) return code;
+  err << "planner: error: cannot write output: " << write_failure(out) << "\n";
+  return exit_write_failed;
 }
 
 }  // namespace planner

@@ -39,9 +39,14 @@ Runner add_calibrate(CLI::App& sub);
 
 // --- shared by the commands (src/cli/common.cpp) -------------------------------------------
 
-/// Loads a scenario file ("-" = standard input) with the --set overrides applied first.
+/// Loads a scenario file ("-" = standard input) with the --set overrides applied first;
+/// plausibility warnings (io/plausibility.hpp) go to `err`.
 [[nodiscard]] Scenario load_with_overrides(const std::string& path,
-                                           const std::vector<std::string>& sets);
+                                           const std::vector<std::string>& sets,
+                                           std::ostream& err);
+
+/// Prints the plausibility warnings of a loaded scenario, one line each.
+void warn_implausible(const Scenario& s, std::ostream& err);
 
 /// The same for the commands that search: a pinned plan that no longer fits is dropped with a
 /// warning on standard error.

@@ -1,16 +1,24 @@
 #include <ostream>
 
 #include "command.hpp"
+#include "planner/io/plausibility.hpp"
 #include "planner/io/scenario_json.hpp"
 
 namespace planner::cli {
 
 using nlohmann::json;
 
-Scenario load_with_overrides(const std::string& path, const std::vector<std::string>& sets) {
+void warn_implausible(const Scenario& s, std::ostream& err) {
+  for (const std::string& w : plausibility_warnings(s)) err << "planner: warning: " << w << "\n";
+}
+
+Scenario load_with_overrides(const std::string& path, const std::vector<std::string>& sets,
+                             std::ostream& err) {
   json doc = read_json_file(path);
   for (const std::string& s : sets) apply_override(doc, s);
-  return load_scenario(doc, file_origin(path));
+  Scenario s = load_scenario(doc, file_origin(path));
+  warn_implausible(s, err);
+  return s;
 }
 
 Scenario load_for_search(const std::string& path, const std::vector<std::string>& sets,
@@ -20,6 +28,7 @@ Scenario load_for_search(const std::string& path, const std::vector<std::string>
   std::string warning;
   Scenario s = load_scenario_for_search(doc, file_origin(path), warning);
   if (!warning.empty()) err << "planner: warning: " << warning << "\n";
+  warn_implausible(s, err);
   return s;
 }
 

@@ -144,8 +144,8 @@ Plan memory_plan(const Scenario& s, const MemoryArgs& a) {
   return p;
 }
 
-int run_memory(const MemoryArgs& a, std::ostream& out) {
-  const Scenario s = load_with_overrides(a.file, a.sets);
+int run_memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
+  const Scenario s = load_with_overrides(a.file, a.sets, err);
   const Plan p = memory_plan(s, a);
   const Context ctx = make_context(s);
   const Evaluation e = evaluate(ctx, p);
@@ -178,7 +178,7 @@ Runner add_memory(CLI::App& sub) {
   sub.add_option("--micro-batch", a->micro_batch, "Sequences per micro-batch");
   sub.add_option("--grad-accum", a->grad_accum, "Micro-batches per step (default: fill the batch target)");
   sub.add_option("--placement", a->placement, "Axis order, innermost first, e.g. tp,cp,dp,pp");
-  return [a](std::ostream& out, std::ostream&) { return run_memory(*a, out); };
+  return [a](std::ostream& out, std::ostream& err) { return run_memory(*a, out, err); };
 }
 
 }  // namespace planner::cli

@@ -57,7 +57,7 @@ std::vector<ScalingMode> modes_of(const std::string& mode) {
   return {ScalingMode::weak, ScalingMode::strong};
 }
 
-int run_scaling(const ScalingArgs& a, std::ostream& out) {
+int run_scaling(const ScalingArgs& a, std::ostream& out, std::ostream& err) {
   std::vector<std::int64_t> sizes = a.dp.empty() ? std::vector<std::int64_t>{} : parse_sizes(a.dp);
   if (a.lab) {
     if (!a.file.empty()) {
@@ -71,7 +71,7 @@ int run_scaling(const ScalingArgs& a, std::ostream& out) {
   if (a.file.empty()) {
     throw InputError("command line", "", "planner scaling needs a scenario file, or --lab");
   }
-  const Scenario s = load_with_overrides(a.file, a.sets);
+  const Scenario s = load_with_overrides(a.file, a.sets, err);
   const std::optional<ScalingReport> r = make_scaling_report(s, modes_of(a.mode), sizes);
   if (!r) {
     out << "No configuration fits, so there is no plan to scale; pin one under \"plan\".\n";
@@ -93,7 +93,7 @@ Runner add_scaling(CLI::App& sub) {
       ->default_val(a->mode);
   add_format(sub, a->format, {"text", "json"});
   add_sets(sub, a->sets);
-  return [a](std::ostream& out, std::ostream&) { return run_scaling(*a, out); };
+  return [a](std::ostream& out, std::ostream& err) { return run_scaling(*a, out, err); };
 }
 
 }  // namespace planner::cli

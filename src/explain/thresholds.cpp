@@ -23,6 +23,29 @@ std::optional<Plan> recommend(const Context& ctx) {
 
 namespace {
 
+/// A scan ran out of its work budget (threshold_work_budget): it reports no threshold.
+struct OutOfBudget {};
+
+/// The work one scan may still spend on reruns of the search.
+class ScanBudget {
+ public:
+  /// recommend(), within the budget; throws OutOfBudget when the search would pass it.
+  std::optional<Plan> recommend(const Context& ctx) {
+    SearchOptions options;
+    options.keep = 1;
+    options.accounting = false;
+    options.work_limit = left_;
+    const SearchResult r = search(ctx, options);
+    left_ -= r.work;
+    if (r.incomplete || left_ <= 0) throw OutOfBudget{};
+    if (!r.found()) return std::nullopt;
+    return r.ranked.front().plan;
+  }
+
+ private:
+  std::int64_t left_ = threshold_work_budget;
+};
+
 /// One input the thresholds move: how to read and write it in a context, its range around
 /// the scenario's value, and whether it is a count.
 struct Input {
@@ -127,13 +150,13 @@ bool same(const Context& ctx, const std::optional<Plan>& a, const Plan& b) {
 /// Scan from the scenario's value in factor-2 steps (one direction) up to `range`, then
 /// bisect the first bracket where the recommendation differs from `best`.
 std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& best,
-                              bool downward) {
+                              bool downward, ScanBudget& budget) {
   const double start = in.get(base);
   const double limit = downward ? start / in.range : start * in.range;
   auto at = [&](double v) {
     Context ctx = base;
     in.set(ctx, v);
-    return recommend(ctx);
+    return budget.recommend(ctx);
   };
   auto valid = [&](double v) {
     if (in.integer && v < 1) return false;
@@ -186,7 +209,8 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
 /// the scenario's at which the recommendation changes. Like the other scans it stays near the
 /// scenario's value — the 8 nearest divisors each way, within a factor of 64 — so a world
 /// with hundreds of divisors cannot make it rerun the search hundreds of times.
-std::optional<Threshold> node_size(const Context& base, const Plan& best, bool downward) {
+std::optional<Threshold> node_size(const Context& base, const Plan& best, bool downward,
+                                   ScanBudget& budget) {
   const std::int64_t world = world_size(base.cluster);
   const std::vector<std::int64_t> sizes = divisors(world);
   const std::int64_t now = base.cluster.gpus_per_node;
@@ -202,7 +226,7 @@ std::optional<Threshold> node_size(const Context& base, const Plan& best, bool d
     Context ctx = base;
     ctx.cluster.gpus_per_node = d;
     ctx.cluster.nodes = world / d;
-    const std::optional<Plan> plan = recommend(ctx);
+    const std::optional<Plan> plan = budget.recommend(ctx);
     if (!same(ctx, plan, best)) {
       Threshold t;
       t.parameter = "/cluster/gpus_per_node";
@@ -227,16 +251,30 @@ std::vector<std::string> threshold_parameters(const Context& ctx) {
   return out;
 }
 
-std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best, unsigned threads) {
+std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best, unsigned threads,
+                                       std::vector<ScanGivenUp>* not_searched,
+                                       std::int64_t search_work) {
   // Every scan is an independent task (a pure function of the context); tasks run on a small
   // pool and each writes its own slot, and the slots are read in task order, so the output is
   // the serial result whatever the thread count and timing.
   const std::vector<Input> scanned = inputs(ctx);
   const std::size_t tasks = 2 * scanned.size() + 2;
+  std::vector<char> gave_up(tasks, 0);
+  const bool hopeless = search_work > threshold_search_limit;
   auto run = [&](std::size_t i) -> std::optional<Threshold> {
     const bool downward = i % 2 == 0;
-    if (i / 2 < scanned.size()) return scan(ctx, scanned[i / 2], best, downward);
-    return node_size(ctx, best, downward);
+    if (hopeless) {
+      gave_up[i] = 1;
+      return std::nullopt;
+    }
+    ScanBudget budget;
+    try {
+      if (i / 2 < scanned.size()) return scan(ctx, scanned[i / 2], best, downward, budget);
+      return node_size(ctx, best, downward, budget);
+    } catch (const OutOfBudget&) {
+      gave_up[i] = 1;
+      return std::nullopt;
+    }
   };
   std::vector<std::optional<Threshold>> found(tasks);
   std::vector<std::exception_ptr> failed(tasks);
@@ -260,6 +298,11 @@ std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best, uns
   for (std::size_t i = 0; i < tasks; ++i) {
     if (failed[i]) std::rethrow_exception(failed[i]);
     if (found[i]) out.push_back(std::move(*found[i]));
+    if (gave_up[i] && not_searched) {
+      not_searched->push_back(
+          {i / 2 < scanned.size() ? scanned[i / 2].pointer : "/cluster/gpus_per_node",
+           i % 2 == 0 ? ThresholdSide::below : ThresholdSide::above});
+    }
   }
   return out;
 }

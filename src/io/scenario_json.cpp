@@ -2,26 +2,23 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <initializer_list>
-#include <iostream>
-#include <iterator>
-#include <memory>
 #include <optional>
 #include <set>
-#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "planner/base/one_line.hpp"
+#include "planner/base/spelling.hpp"
 #include "planner/io/catalog.hpp"
+#include "planner/io/plausibility.hpp"
 #include "planner/io/quantity.hpp"
+#include "planner/io/read_input.hpp"
 #include "planner/io/resilience_json.hpp"
 #include "planner/model/legality.hpp"
-#include "planner/base/spelling.hpp"
 
 namespace planner {
 namespace {
@@ -979,29 +976,6 @@ std::optional<json> try_parse(std::string_view text, const std::string& origin,
   }
 }
 
-std::string read_all(const std::string& path) {
-  if (path == "-") {
-    std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
-    if (std::cin.bad()) fail("<stdin>", "", "cannot read standard input");
-    return text;
-  }
-  const auto error_text = [] { return std::generic_category().message(errno); };
-  struct Close {
-    void operator()(std::FILE* f) const { std::fclose(f); }
-  };
-  errno = 0;
-  const std::unique_ptr<std::FILE, Close> file(std::fopen(path.c_str(), "rb"));
-  if (!file) fail(file_origin(path), "", fmt::format("cannot open file: {}", error_text()));
-  std::string text;
-  std::array<char, 1 << 16> buffer;
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0)
-    text.append(buffer.data(), n);
-  if (std::ferror(file.get()))
-    fail(file_origin(path), "", fmt::format("cannot read file: {}", error_text()));
-  return text;
-}
-
 // ---- Plan checks --------------------------------------------------------------------------
 
 /// The words for a broken rule of model/legality.hpp, with the fix.
@@ -1108,7 +1082,9 @@ json& override_parent(json& doc, const std::vector<std::string>& tokens,
       std::vector<std::string> keys;
       for (const auto& item : node->items()) keys.push_back(item.key());
       const auto guess = closest(tokens[i], keys);
-      const std::string missing = walked + "/" + escape_token(tokens[i]);
+      // Each token as the error line shows a pointer's: escaped and cut (one_line).
+      const std::string missing = one_line(walked, error_line_limit) + "/" +
+                                  one_line(escape_token(tokens[i]), echo_limit);
       fail(set_origin, pointer,
            fmt::format("{} does not exist{}; --set adds keys only to existing objects{}", missing,
                        guess ? fmt::format(" (did you mean '{}'?)", *guess) : "",
@@ -1120,7 +1096,7 @@ json& override_parent(json& doc, const std::vector<std::string>& tokens,
   if (!node->is_object()) {
     fail(set_origin, pointer,
          fmt::format("{} is not an object; --set replaces keys of objects only",
-                     walked.empty() ? "the document" : walked));
+                     walked.empty() ? "the document" : one_line(walked, error_line_limit)));
   }
   return *node;
 }
@@ -1180,6 +1156,7 @@ Scenario load_scenario(const json& doc, const std::string& origin) {
   if (const json* expect = top.find("expect")) s.expect = read_expect(*expect, origin);
   if (const json* v = top.find("stragglers")) s.stragglers = read_stragglers(*v, origin);
   if (const json* v = top.find("resilience")) s.resilience = read_resilience(*v, origin);
+  check_plausible(s);
   return s;
 }
 
@@ -1197,7 +1174,7 @@ Scenario load_scenario_text(std::string_view text, const std::string& origin) {
 std::string file_origin(const std::string& path) { return path == "-" ? "<stdin>" : path; }
 
 json read_json_file(const std::string& path) {
-  return parse_json_text(read_all(path), file_origin(path));
+  return parse_json_text(read_input(path), file_origin(path));
 }
 
 Scenario load_scenario_file(const std::string& path) {
@@ -1217,6 +1194,12 @@ void apply_override(json& doc, std::string_view assignment) {
   std::string error;
   const std::string_view value_text = assignment.substr(eq + 1);
   auto value = try_parse(value_text, set_origin, pointer, error);
+  // A string must be valid UTF-8, as a JSON file's strings are (the parser checks those): the
+  // JSON writer throws on anything else, and a name printed in the output ended in exit 3.
+  if (!value && !valid_utf8(value_text)) {
+    fail(set_origin, pointer,
+         fmt::format("the value \"{}\" is not valid UTF-8 text", one_line(value_text, echo_limit)));
+  }
   // Not JSON: the text itself, so that --set /x/bandwidth=25GB/s needs no shell quoting.
   parent[tokens.back()] = value ? std::move(*value) : json(std::string(value_text));
 }

@@ -17,7 +17,8 @@ PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds)
   r.result = search(r.context, options);
   r.explanation = explain(r.context, r.result);
   if (thresholds && r.result.found()) {
-    r.thresholds = find_thresholds(r.context, r.result.ranked.front().plan);
+    r.thresholds = find_thresholds(r.context, r.result.ranked.front().plan, 0,
+                                   &r.thresholds_not_searched, r.result.work);
   }
   if (s.plan) r.pinned = evaluate(r.context, *s.plan);
   return r;

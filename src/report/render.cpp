@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <stdexcept>
@@ -17,6 +18,15 @@ namespace planner {
 using nlohmann::json;
 
 namespace {
+
+/// The threshold scans that gave up, as "POINTER below" / "POINTER above".
+std::vector<std::string> not_searched_names(const PlanReport& r) {
+  std::vector<std::string> out;
+  for (const ScanGivenUp& g : r.thresholds_not_searched) {
+    out.push_back(fmt::format("{} {}", g.parameter, to_string(g.side)));
+  }
+  return out;
+}
 
 const char* bool_text(bool b) { return b ? "true" : "false"; }
 
@@ -263,6 +273,8 @@ json report_json(const PlanReport& r) {
                               {"summary", threshold_summary(ctx, t)}});
   }
   j["thresholds"] = thresholds;
+  // Only present when some scan gave up, so that ordinary output is unchanged.
+  if (!r.thresholds_not_searched.empty()) j["thresholds_not_searched"] = not_searched_names(r);
   json rejected = json::array();
   for (const Rejection& rej : r.result.rejected) {
     rejected.push_back(json{{"plan", plan_fields_json(rej.plan)}, {"kind", rej.kind},
@@ -304,6 +316,10 @@ std::string explanation_text(const PlanReport& r) {
   out += "\n5. What would change the answer\n";
   if (r.thresholds.empty()) out += "   (thresholds not computed or none within range)\n";
   for (const Threshold& t : r.thresholds) out += fmt::format("   - {}\n", threshold_summary(ctx, t));
+  if (!r.thresholds_not_searched.empty()) {
+    out += fmt::format("   (not searched, the search is too large to rerun that often: {})\n",
+                       fmt::join(not_searched_names(r), ", "));
+  }
   out += "\nSimpler answers and alternatives\n";
   for (const Alternative& a : x.alternatives) {
     out += fmt::format("   - {}: {}\n", alternative_name(ctx, a.kind),

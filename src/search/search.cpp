@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <unordered_map>
 
 namespace planner {
 
@@ -23,6 +24,22 @@ std::string memory_reason(const MemoryLedger& l) {
 }
 
 namespace {
+
+/// Thrown when a search passes SearchOptions::work_limit; search() catches it.
+struct WorkLimitReached {};
+
+/// The work the current search on this thread has done, and its limit (0: none): a count of
+/// the loop steps that cost time — factorisations tried, micro-batch lists, ledgers, time-
+/// model runs — so that a limit stops a search after the same steps on every run.
+struct Budget {
+  std::int64_t used = 0;
+  std::int64_t limit = 0;
+  void spend(std::int64_t n) {
+    used += n;
+    if (limit > 0 && used > limit) throw WorkLimitReached{};
+  }
+};
+thread_local Budget budget;
 
 /// The filter's conditions on the axes' degrees alone.
 bool passes_axes(const SearchFilter& f, const Plan& p) {
@@ -293,6 +310,10 @@ struct Scratch {
   std::vector<Row> row_pool;
   std::vector<Group> groups;
   std::vector<Candidate> candidates;
+  /// dp → offset of its micro-batches (the divisors of its per-replica share) in mb_pool:
+  /// every group with the same dp has the same list, computed once (trial division up to the
+  /// square root of the share was most of the search on a highly divisible world, issue 14).
+  std::unordered_map<std::int64_t, std::pair<std::size_t, std::size_t>> mb_by_dp;
 };
 
 /// The group's plan with a recompute choice and a micro-batch (ZeRO 0, no SP).
@@ -329,10 +350,14 @@ void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scratch& s
   const std::int64_t world = world_size(ctx.cluster);
   const double target = target_sequences(ctx);
   fill_divisors(world, s.world_divisors);
+  // The divisors are in increasing order: past world/tp (world/tp/cp) none can divide it.
   for (std::int64_t tp : s.world_divisors) {
     for (std::int64_t cp : s.world_divisors) {
+      if (cp > world / tp) break;
       if ((world / tp) % cp != 0) continue;
       for (std::int64_t pp : s.world_divisors) {
+        if (pp > world / tp / cp) break;
+        budget.spend(1);
         if ((world / tp / cp) % pp != 0) continue;
         Plan base;
         base.tp = tp;
@@ -361,10 +386,15 @@ void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scratch& s
         Group g;
         g.base = base;
         g.per_replica = sequences_per_replica(ctx, base.dp);
-        fill_divisors(g.per_replica, s.micro_batches);
-        g.micro_batches = s.mb_pool.size();
-        g.micro_batch_count = s.micro_batches.size();
-        s.mb_pool.insert(s.mb_pool.end(), s.micro_batches.begin(), s.micro_batches.end());
+        auto [known, added] = s.mb_by_dp.try_emplace(base.dp);
+        if (added) {
+          fill_divisors(g.per_replica, s.micro_batches);
+          known->second = {s.mb_pool.size(), s.micro_batches.size()};
+          s.mb_pool.insert(s.mb_pool.end(), s.micro_batches.begin(), s.micro_batches.end());
+        }
+        g.micro_batches = known->second.first;
+        g.micro_batch_count = known->second.second;
+        budget.spend(static_cast<std::int64_t>(g.micro_batch_count));
         s.groups.push_back(g);
         visit(static_cast<std::uint32_t>(s.groups.size() - 1));
       }
@@ -396,6 +426,7 @@ void time_candidates(const Context& ctx, const SearchOptions& options, Scratch& 
     Plan p = configured(g, cand.choice(), cand.mb(), s.mb_pool);
     TrainingTime lower = training_time(m, ideal, p, ctx.flops_per_second);
     ++result.timed;
+    budget.spend(1);
     const double slots = static_cast<double>(p.grad_accum) * lower.micro_batch_seconds() +
                          lower.bubble_seconds;
     if (out.beyond(slots / (lower.global_sequences * seq) * bound_margin)) continue;
@@ -409,6 +440,7 @@ void time_candidates(const Context& ctx, const SearchOptions& options, Scratch& 
         if (zero != timed_zero) {
           lower = training_time(m, ideal, p, ctx.flops_per_second);
           ++result.timed;
+          budget.spend(1);
           timed_zero = zero;
         }
         if (out.beyond(1.0 / lower.tokens_per_second * bound_margin)) continue;
@@ -416,6 +448,7 @@ void time_candidates(const Context& ctx, const SearchOptions& options, Scratch& 
         for (std::size_t k = 0; k < g.placement_count; ++k) {
           p.placement = s.placement_pool[g.placements + k];
           ++result.timed;
+          budget.spend(1);
           out.offer_training(p, ledger, training_time(ctx, p));
         }
       }
@@ -452,6 +485,7 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
             if (!passes_config(filter, p)) break;
             const MemoryLedger ledger = memory_ledger(ctx, p);
             ++result.evaluated;
+            budget.spend(1);
             if (!ledger.fits()) {
               // Activations grow with the micro-batch: every larger one fails too.
               const auto larger = static_cast<std::int64_t>(mb_count - i);
@@ -467,6 +501,7 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
             for (std::size_t k = 0; k < g.placement_count; ++k) {
               p.placement = s.placement_pool[g.placements + k];
               ++result.timed;
+              budget.spend(1);
               out.offer_training(p, ledger, training_time(ctx, p));
             }
           }
@@ -516,6 +551,7 @@ void search_training_winner(const Context& ctx, const SearchOptions& options, Co
         s.candidates.push_back({compute_bound(ctx, configured(g, choice, i, s.mb_pool)),
                                 candidate_order(group_index, choice, i), 0});
       }
+      budget.spend(static_cast<std::int64_t>(g.micro_batch_count));
     }
   });
   time_candidates(ctx, options, s, out, result,
@@ -529,6 +565,7 @@ void search_training_winner(const Context& ctx, const SearchOptions& options, Co
                       Plan q = p;
                       q.micro_batch = s.mb_pool[g.micro_batches + row.fitting];
                       q.grad_accum = g.per_replica / q.micro_batch;
+                      budget.spend(1);
                       if (memory_ledger(ctx, q).fits()) {
                         ++row.fitting;
                       } else {
@@ -564,6 +601,7 @@ void search_serving(const Context& ctx, const SearchOptions& options, Collector&
       }
       const MemoryLedger ledger = memory_ledger(ctx, p);
       ++result.evaluated;
+      budget.spend(1);
       if (!ledger.fits()) {
         out.reject(Kind::memory, p, ledger.total_bytes() / ledger.capacity_bytes, 1,
                    [&] { return memory_reason(ledger); });
@@ -575,6 +613,7 @@ void search_serving(const Context& ctx, const SearchOptions& options, Collector&
         p.placement = placement;
         if (!passes_config(options.filter, p) || !passes_placement(options.filter, p, c)) continue;
         ++result.timed;
+        budget.spend(1);
         out.offer_serving(
             p, ledger, serving_time(m, c, ctx.workload.serving, p, ledger, ctx.flops_per_second));
       }
@@ -582,11 +621,8 @@ void search_serving(const Context& ctx, const SearchOptions& options, Collector&
   }
 }
 
-}  // namespace
-
-SearchResult search(const Context& ctx, const SearchOptions& options) {
-  SearchResult result;
-  Collector out(ctx, options, result);
+void search_any(const Context& ctx, const SearchOptions& options, Collector& out,
+                SearchResult& result) {
   if (ctx.workload.kind == WorkloadKind::training) {
     thread_local Scratch s;
     s.mb_pool.clear();
@@ -594,6 +630,7 @@ SearchResult search(const Context& ctx, const SearchOptions& options) {
     s.row_pool.clear();
     s.groups.clear();
     s.candidates.clear();
+    s.mb_by_dp.clear();
     if (options.prune && !options.accounting) {
       search_training_winner(ctx, options, out, result, s);
     } else {
@@ -602,7 +639,25 @@ SearchResult search(const Context& ctx, const SearchOptions& options) {
   } else {
     search_serving(ctx, options, out, result);
   }
+}
+
+}  // namespace
+
+SearchResult search(const Context& ctx, const SearchOptions& options) {
+  SearchResult result;
+  Collector out(ctx, options, result);
+  budget = Budget{0, options.work_limit};
+  try {
+    search_any(ctx, options, out, result);
+  } catch (const WorkLimitReached&) {
+    // Stopped part way: nothing of it may pass for an answer.
+    SearchResult stopped;
+    stopped.incomplete = true;
+    stopped.work = budget.used;
+    return stopped;
+  }
   out.finish();
+  result.work = budget.used;
   // Every configuration considered either fits or is rejected for one counted reason (a
   // larger micro-batch of one that does not fit is counted without its ledger being computed).
   result.evaluated = result.feasible;

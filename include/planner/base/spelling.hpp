@@ -49,6 +49,10 @@ template <typename Range>
   std::size_t best_distance = suggestion_distance(word) + 1;
   for (const auto& candidate : candidates) {
     const std::string_view c{candidate};
+    // The distance is at least the difference in length: a far longer word (a 1 MB key) is
+    // skipped without filling its table.
+    const std::size_t gap = word.size() > c.size() ? word.size() - c.size() : c.size() - word.size();
+    if (gap >= best_distance) continue;
     const std::size_t d = edit_distance(word, c);
     if (d < best_distance) {
       best_distance = d;

@@ -25,12 +25,14 @@ struct SweepArgs {
 struct SweepAxis {
   std::string pointer;
   std::vector<nlohmann::json> values;
+  std::vector<std::string> ends_with_unit;  ///< a range's ends written with a unit ("5GB/s")
 };
 
 /// Parses one --vary. A list takes its items as written (each parsed like a --set value); a
 /// range START..STOP:STEPS gives STEPS values from START to STOP inclusive, evenly spaced or,
 /// with "log", geometrically; START and STOP may carry a unit ("5GB/s"). Where the scenario
-/// holds an integer at the pointer, range values are rounded to integers.
+/// holds an integer at the pointer, range values are rounded to integers. Whether a unit suits
+/// the field is checked by run_sweep, which loads the scenario with each end in place.
 [[nodiscard]] SweepAxis parse_vary(const std::string& spec, const nlohmann::json& doc);
 
 /// The half-open range of point indices that shard "K/N" covers out of `points`.

@@ -41,9 +41,32 @@ struct Threshold {
 /// The inputs searched: their JSON pointers, in output order.
 [[nodiscard]] std::vector<std::string> threshold_parameters(const Context& ctx);
 
-/// Thresholds around the plan `best` (the recommendation for `ctx`). The scans run on up to
-/// `threads` threads (0: one per core); the result is the same for every thread count.
-[[nodiscard]] std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best,
-                                                     unsigned threads = 0);
+/// The work (SearchResult::work) one scan — one input, one direction — may spend on its
+/// reruns of the search: 1,000,000 steps, a few tenths of a second on one core of the
+/// reference machine (docs/performance.md §Bounded work). The scenarios here spend at most
+/// 310,000 in one scan (llama3-405b), the million-GPU fuzz input 650,000, so their
+/// thresholds are unchanged; a world of 8,648,640 GPUs (448 divisors) spends ~8,000,000 on one search, and
+/// its ~14 scans of up to ~50 reruns each took minutes and a GiB (issue 14). A scan that would
+/// pass the budget gives up and reports no threshold.
+inline constexpr std::int64_t threshold_work_budget = 1'000'000;
+
+/// When the scenario's own search took more than this, no scan is run: each needs 8 or more
+/// reruns of a search about that size, so every one would give up, after spending its budget
+/// (time, and memory on every thread at once).
+inline constexpr std::int64_t threshold_search_limit = threshold_work_budget / 8;
+
+/// A scan that ran out of threshold_work_budget: its input and direction.
+struct ScanGivenUp {
+  std::string parameter;  ///< JSON pointer into the scenario
+  ThresholdSide side = ThresholdSide::below;
+};
+
+/// Thresholds around the plan `best` (the recommendation for `ctx`), whose search did
+/// `search_work` (0: unknown, the scans run). The scans run on up to
+/// `threads` threads (0: one per core); the result is the same for every thread count. Scans
+/// that ran out of threshold_work_budget are listed in `not_searched`, when given.
+[[nodiscard]] std::vector<Threshold> find_thresholds(
+    const Context& ctx, const Plan& best, unsigned threads = 0,
+    std::vector<ScanGivenUp>* not_searched = nullptr, std::int64_t search_work = 0);
 
 }  // namespace planner

@@ -26,6 +26,9 @@ struct PlanReport {
   SearchResult result;
   Explanation explanation;
   std::vector<Threshold> thresholds;  ///< empty unless asked for
+  /// Threshold scans that ran out of their work budget; empty for every ordinary scenario
+  /// (explain/thresholds.hpp, threshold_work_budget).
+  std::vector<ScanGivenUp> thresholds_not_searched;
   std::optional<Evaluation> pinned;   ///< the scenario's own plan, evaluated
 };
 

@@ -41,6 +41,9 @@ struct SearchOptions {
   /// needs, leaves those empty, and returns the same ranked list (for callers that want the
   /// winner: thresholds, sweeps).
   bool accounting = true;
+  /// Stop once the search has done this much work (SearchResult::work; 0: no limit); the
+  /// result is then empty and `incomplete`. For reruns that may give up (thresholds).
+  std::int64_t work_limit = 0;
 };
 
 /// A configuration the search dropped, with the number that drops it.
@@ -59,6 +62,10 @@ struct SearchResult {
   std::int64_t timed = 0;          ///< time-model evaluations run (pruning lowers it)
   std::map<std::string, std::int64_t> rejected_by_kind;
   std::vector<Rejection> rejected;  ///< the closest few of each kind
+  /// The work done: factorisations tried, micro-batches listed, ledgers computed, time-model
+  /// runs (the same count on every run of the same search).
+  std::int64_t work = 0;
+  bool incomplete = false;  ///< stopped at options.work_limit: no answer
   [[nodiscard]] bool found() const noexcept { return !ranked.empty(); }
 };
 
