@@ -264,12 +264,14 @@ TEST_CASE("Scenario D serving", "[answer-key][D]") {
   CHECK(printed_as(l1.weights_bytes / 5.3e12 / 25e-3, 2.6, 0.1));
   // tp = 8: 43.75e9 B per GPU, read in 8.3 ms at peak and 11.8 ms at 70 %. The key prints
   // 40.8 GiB from its rounded 326.0 / 8 = 40.75; unrounded it is 40.75 − 0.005 = 40.745.
-  const Plan d = answer_key::plan(8, 8, 1, 1, 0, Recompute::none, false, false);
+  // A serving plan's micro-batch is the engine's batch (the loader and the search set it).
+  const Plan d = answer_key::plan(8, 8, 1, 1, 0, Recompute::none, false, false, w.batch);
   const MemoryLedger l = serving_ledger(m, c, w, d);
   CHECK(l.weights_bytes == Approx(43.75e9));
   CHECK(in_gib(l.weights_bytes) == Approx(40.8).margin(0.06));
   CHECK(printed_as(l.weights_bytes / 5.3e12 * 1e3, 8.3, 0.1));
-  const ServingTime t = serving_time(m, c, w, d, l);
+  const ServingTime served = serving_time(m, c, w, d, l, 400e12);
+  const DecodeStep& t = served.decode;
   CHECK(printed_as(t.weight_read_seconds * 1e3, 11.8, 0.1));
   // Decode all-reduce b·h·2 = 8·12288·2 = 196,608 B on an 8-GPU ring at 300 GB/s, 5 µs:
   // 70.0 µs latency + 0.001 ms wire = 0.071 ms; 2 × 96 of them: 13.6 ms.
@@ -298,8 +300,8 @@ TEST_CASE("Scenario D serving", "[answer-key][D]") {
   CHECK(used == Approx(59.5).margin(1.0));
   // With the KV read (18.0 GiB at 70 %: 5.2 ms) the token takes 11.8 + 5.2 + 1.8 = 18.8 ms:
   // inside the 25 ms SLO by about 6 ms.
-  CHECK(t.per_token_seconds * 1e3 == Approx(11.79 + 5.21 + 1.84).margin(0.05));
-  CHECK(t.slo_margin_seconds > 0);
+  CHECK(served.per_token_seconds * 1e3 == Approx(11.79 + 5.21 + 1.84).margin(0.05));
+  CHECK(served.slo_margin_seconds > 0);
 }
 
 #include "planner/model/triage.hpp"

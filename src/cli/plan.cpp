@@ -34,7 +34,7 @@ int run_plan(const PlanArgs& a, std::ostream& out, std::ostream& err) {
   }
   if (!r.result.found()) return exit_no;
   if (s.workload.kind == WorkloadKind::serving &&
-      r.result.ranked.front().serving.slo_margin_seconds < 0) {
+      !r.result.ranked.front().serving.meets_slo) {
     return exit_no;
   }
   return exit_ok;

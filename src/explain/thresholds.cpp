@@ -58,6 +58,62 @@ struct Input {
   double unit_scale = 1;
 };
 
+/// Serving: the load (per-engine batch or total concurrency, and the request rate), the
+/// prompt (input tokens, else the whole context) and the targets.
+void serving_inputs(const Serving& w, std::vector<Input>& out) {
+  if (w.concurrency > 0) {
+    out.push_back({"/workload/concurrency",
+                   [](const Context& c) { return static_cast<double>(c.workload.serving.concurrency); },
+                   [](Context& c, double v) {
+                     c.workload.serving.concurrency = static_cast<std::int64_t>(v);
+                   },
+                   64, true, "sequences", 1});
+  } else {
+    out.push_back({"/workload/batch",
+                   [](const Context& c) { return static_cast<double>(c.workload.serving.batch); },
+                   [](Context& c, double v) {
+                     c.workload.serving.batch = static_cast<std::int64_t>(v);
+                   },
+                   64, true, "sequences", 1});
+  }
+  if (w.request_rate_per_second > 0) {
+    out.push_back({"/workload/request_rate",
+                   [](const Context& c) { return c.workload.serving.request_rate_per_second; },
+                   [](Context& c, double v) { c.workload.serving.request_rate_per_second = v; },
+                   100, false, "requests/s", 1});
+  }
+  if (w.input_tokens > 0) {
+    // The reserved context grows with the prompt when it only held prompt + output.
+    out.push_back({"/workload/input_tokens",
+                   [](const Context& c) { return static_cast<double>(c.workload.serving.input_tokens); },
+                   [](Context& c, double v) {
+                     Serving& s = c.workload.serving;
+                     s.input_tokens = static_cast<std::int64_t>(v);
+                     s.context_tokens = std::max(s.context_tokens, s.input_tokens + s.output_tokens);
+                   },
+                   64, true, "tokens", 1});
+  } else {
+    out.push_back({"/workload/context_tokens",
+                   [](const Context& c) {
+                     return static_cast<double>(c.workload.serving.context_tokens);
+                   },
+                   [](Context& c, double v) {
+                     c.workload.serving.context_tokens = static_cast<std::int64_t>(v);
+                   },
+                   64, true, "tokens", 1});
+  }
+  out.push_back({"/workload/slo_per_token",
+                 [](const Context& c) { return c.workload.serving.slo_per_token_seconds; },
+                 [](Context& c, double v) { c.workload.serving.slo_per_token_seconds = v; },
+                 100, false, "ms", 1e-3});
+  if (w.slo_ttft_seconds > 0) {
+    out.push_back({"/workload/slo_ttft",
+                   [](const Context& c) { return c.workload.serving.slo_ttft_seconds; },
+                   [](Context& c, double v) { c.workload.serving.slo_ttft_seconds = v; },
+                   100, false, "ms", 1e-3});
+  }
+}
+
 std::vector<Input> inputs(const Context& ctx) {
   std::vector<Input> out;
   out.push_back({"/cluster/inter_node/bandwidth",
@@ -78,24 +134,7 @@ std::vector<Input> inputs(const Context& ctx) {
                    [](Context& c, double v) { c.workload.training.global_batch_tokens = v; },
                    100, false, "tokens", 1});
   } else {
-    out.push_back({"/workload/batch",
-                   [](const Context& c) { return static_cast<double>(c.workload.serving.batch); },
-                   [](Context& c, double v) {
-                     c.workload.serving.batch = static_cast<std::int64_t>(v);
-                   },
-                   64, true, "sequences", 1});
-    out.push_back({"/workload/context_tokens",
-                   [](const Context& c) {
-                     return static_cast<double>(c.workload.serving.context_tokens);
-                   },
-                   [](Context& c, double v) {
-                     c.workload.serving.context_tokens = static_cast<std::int64_t>(v);
-                   },
-                   64, true, "tokens", 1});
-    out.push_back({"/workload/slo_per_token",
-                   [](const Context& c) { return c.workload.serving.slo_per_token_seconds; },
-                   [](Context& c, double v) { c.workload.serving.slo_per_token_seconds = v; },
-                   100, false, "ms", 1e-3});
+    serving_inputs(ctx.workload.serving, out);
   }
   out.push_back({"/cluster/gpu/memory",
                  [](const Context& c) { return c.cluster.gpu.memory_bytes; },

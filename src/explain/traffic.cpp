@@ -187,7 +187,7 @@ TrafficNote dp_note(const Context& ctx, const Evaluation& e) {
 std::vector<TrafficNote> serving_notes(const Context& ctx, const Evaluation& e) {
   const Plan& p = e.plan;
   const Cluster& c = ctx.cluster;
-  const ServingTime& t = e.serving;
+  const DecodeStep& t = e.serving.decode;
   std::vector<TrafficNote> out;
   TrafficNote read;
   read.axis = TrafficAxis::memory;
@@ -219,7 +219,7 @@ std::vector<TrafficNote> serving_notes(const Context& ctx, const Evaluation& e) 
   }
   TrafficNote total;
   total.axis = TrafficAxis::token;
-  total.seconds_per_step = t.per_token_seconds;
+  total.seconds_per_step = e.serving.per_token_seconds;
   total.facts = ServingTokenFacts{};
   out.push_back(total);
   return out;

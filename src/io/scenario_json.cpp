@@ -88,6 +88,13 @@ constexpr NumberRule efficiency{0.001, false, 1, "a fraction from 0.001 to 1, su
 constexpr NumberRule param_count{0, true, 1e16,
                                  "a positive parameter count such as 8e9 (at most 1e16)"};
 constexpr NumberRule tolerance{0, false, 1, "a relative tolerance from 0 to 1, such as 0.01"};
+constexpr IntRule concurrency_count{1, pow2(24)};  // serving concurrency over all replicas
+constexpr IntRule block_tokens{1, pow2(16)};       // paged KV-cache block
+constexpr NumberRule percentile{0, true, 0.9999, "a quantile such as 0.99 (above 0, at most 0.9999)"};
+constexpr NumberRule arrival_rate{0, true, 1e9, "a positive rate in requests per second such as 12.5 (at most 1e9)"};
+// A prompt's prefill is timed chunk by chunk; more chunks than this is a chunk size typed in
+// the wrong unit (engines use 256 to 16384 tokens).
+constexpr std::int64_t max_prefill_chunks = 4096;
 
 template <typename E>
 struct Choice {
@@ -98,6 +105,8 @@ struct Choice {
 constexpr std::array recompute_choices{Choice<Recompute>{"none", Recompute::none},
                                        Choice<Recompute>{"selective", Recompute::selective},
                                        Choice<Recompute>{"full", Recompute::full}};
+constexpr std::array kv_sharding_choices{Choice<KvSharding>{"replicate", KvSharding::replicate},
+                                         Choice<KvSharding>{"batch", KvSharding::batch}};
 constexpr std::array kind_choices{Choice<WorkloadKind>{"training", WorkloadKind::training},
                                   Choice<WorkloadKind>{"serving", WorkloadKind::serving}};
 /// The axis table (inputs/plan.hpp) as choices.
@@ -342,6 +351,11 @@ class Object {
 
   [[nodiscard]] std::string path(std::string_view key) const {
     return pointer_ + "/" + escape_token(key);
+  }
+
+  /// An error about the value of `key` that no single range expresses.
+  [[noreturn]] void fail_at(std::string_view key, const std::string& message) const {
+    fail(origin_, path(key), message);
   }
 
   [[nodiscard]] const json* find(std::string_view key) const {
@@ -694,11 +708,70 @@ Cluster read_cluster(const json& v, const std::string& origin) {
   return c;
 }
 
+/// The serving workload's keys (docs/scenario-format.md §Serving).
+const std::initializer_list<std::string_view> serving_keys{
+    "kind", "batch", "concurrency", "context_tokens", "input_tokens", "output_tokens",
+    "prefill_chunk_tokens", "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
+    "memory_bandwidth_efficiency", "bytes_per_param", "kv_sharding", "kv_block_tokens"};
+
+/// A serving workload: `batch` (per engine) or `concurrency` (over all replicas), the
+/// context (or input and output lengths), the targets and the optional request rate.
+void read_serving(const Object& o, Serving& s) {
+  const std::optional<std::int64_t> batch = o.maybe_int("batch", batch_count);
+  const std::optional<std::int64_t> concurrency = o.maybe_int("concurrency", concurrency_count);
+  if (batch && concurrency) {
+    o.fail_at("concurrency", "both \"batch\" (per engine) and \"concurrency\" (over all "
+                             "replicas) are given; keep one");
+  }
+  if (!batch && !concurrency) {
+    (void)o.need("batch", "an integer number of sequences per engine, or \"concurrency\"");
+  }
+  s.batch = batch.value_or(1);
+  s.concurrency = concurrency.value_or(0);
+  s.input_tokens = o.maybe_int("input_tokens", token_count).value_or(0);
+  s.output_tokens = o.maybe_int("output_tokens", token_count).value_or(0);
+  const std::optional<std::int64_t> context = o.maybe_int("context_tokens", token_count);
+  if (!context && (s.input_tokens == 0 || s.output_tokens == 0)) {
+    (void)o.need("context_tokens",
+                 "an integer number of tokens, or both \"input_tokens\" and \"output_tokens\"");
+  }
+  s.context_tokens = context.value_or(s.input_tokens + s.output_tokens);
+  if (s.input_tokens > s.context_tokens) {
+    o.fail_at("input_tokens", fmt::format("{} prompt tokens do not fit the {} context tokens; "
+                                          "raise context_tokens",
+                                          s.input_tokens, s.context_tokens));
+  }
+  s.prefill_chunk_tokens = o.maybe_int("prefill_chunk_tokens", token_count).value_or(0);
+  if (s.prefill_chunk_tokens > 0 &&
+      (prompt_tokens(s) + s.prefill_chunk_tokens - 1) / s.prefill_chunk_tokens > max_prefill_chunks) {
+    o.fail_at("prefill_chunk_tokens",
+              fmt::format("{} tokens per chunk split the {}-token prompt into more than {} "
+                          "chunks; use at least {}",
+                          s.prefill_chunk_tokens, prompt_tokens(s), max_prefill_chunks,
+                          (prompt_tokens(s) + max_prefill_chunks - 1) / max_prefill_chunks));
+  }
+  s.slo_per_token_seconds = o.quantity("slo_per_token", Dimension::seconds, slo_time);
+  s.slo_ttft_seconds = o.maybe_quantity("slo_ttft", Dimension::seconds, slo_time).value_or(0);
+  s.slo_percentile = o.maybe_number("slo_percentile", percentile).value_or(0.5);
+  s.request_rate_per_second = o.maybe_number("request_rate", arrival_rate).value_or(0);
+  if (s.request_rate_per_second > 0 && s.output_tokens == 0) {
+    o.fail_at("request_rate", "a request rate needs \"output_tokens\" (how long each "
+                              "request decodes); add it");
+  }
+  s.memory_bandwidth_efficiency =
+      o.maybe_number("memory_bandwidth_efficiency", efficiency).value_or(1.0);
+  s.bytes_per_param = o.maybe_number("bytes_per_param", serving_bytes).value_or(2);
+  s.kv_sharding = o.maybe_choice("kv_sharding", kv_sharding_choices).value_or(KvSharding::replicate);
+  s.kv_block_tokens = o.maybe_int("kv_block_tokens", block_tokens).value_or(1);
+}
+
 Workload read_workload(const json& v, const std::string& origin) {
   const Object o(
       v, "/workload", origin,
       {"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch", "batch",
-       "context_tokens", "slo_per_token", "memory_bandwidth_efficiency", "bytes_per_param"});
+       "concurrency", "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
+       "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
+       "memory_bandwidth_efficiency", "bytes_per_param", "kv_sharding", "kv_block_tokens"});
   Workload w;
   (void)o.need("kind", "\"training\" or \"serving\"");
   w.kind = *o.maybe_choice("kind", kind_choices);
@@ -714,16 +787,8 @@ Workload read_workload(const json& v, const std::string& origin) {
     t.bytes_per_param = o.maybe_number("bytes_per_param", training_bytes).value_or(16);
     return w;
   }
-  o.restrict_to({"kind", "batch", "context_tokens", "slo_per_token", "memory_bandwidth_efficiency",
-                 "bytes_per_param"},
-                "a serving workload");
-  Serving& s = w.serving;
-  s.batch = o.integer("batch", batch_count);
-  s.context_tokens = o.integer("context_tokens", token_count);
-  s.slo_per_token_seconds = o.quantity("slo_per_token", Dimension::seconds, slo_time);
-  s.memory_bandwidth_efficiency =
-      o.maybe_number("memory_bandwidth_efficiency", efficiency).value_or(1.0);
-  s.bytes_per_param = o.maybe_number("bytes_per_param", serving_bytes).value_or(2);
+  o.restrict_to(serving_keys, "a serving workload");
+  read_serving(o, w.serving);
   return w;
 }
 
@@ -751,11 +816,11 @@ Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
   const Object o(v, "/plan", origin,
                  {"dp", "tp", "pp", "cp", "zero", "recompute", "flash_attention",
                   "sequence_parallel", "micro_batch", "grad_accum", "virtual_stages", "placement"});
-  // A serving plan's micro-batch is the serving batch: the sequences decoded together.
-  const std::int64_t default_micro_batch =
-      w.kind == WorkloadKind::training ? w.training.micro_batch : w.serving.batch;
   Plan p;
   p.dp = o.integer("dp", gpu_count, 1);
+  // A serving plan's micro-batch is the engine's batch: the sequences decoded together.
+  const std::int64_t default_micro_batch =
+      w.kind == WorkloadKind::training ? w.training.micro_batch : engine_batch(w.serving, p.dp);
   p.tp = o.integer("tp", gpu_count, 1);
   p.pp = o.integer("pp", gpu_count, 1);
   p.cp = o.integer("cp", gpu_count, 1);
@@ -1060,7 +1125,7 @@ void check_precision(Scenario& s, const std::string& origin, bool given, bool by
     s.workload.serving.bytes_per_param = bytes_of(s.model.precision.weights);
   }
   const Dtype compute = s.model.precision.compute;
-  if (s.workload.kind == WorkloadKind::training && !(flops_for(s.cluster.gpu, compute) > 0)) {
+  if (!(flops_for(s.cluster.gpu, compute) > 0)) {
     fail(origin, "/model/precision/compute",
          fmt::format("no FLOP rate for {}: add /cluster/gpu/flops_by_dtype/{}, such as "
                      "\"800 TFLOP/s\"",

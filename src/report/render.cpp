@@ -10,6 +10,8 @@
 #include "planner/report/report.hpp"
 #include "planner/search/answer.hpp"
 #include "planner/search/rank.hpp"
+#include "planner/search/disaggregated.hpp"
+#include "serving_text.hpp"
 
 namespace planner {
 
@@ -50,18 +52,7 @@ json memory_json(const MemoryLedger& l) {
 }
 
 json time_json(const Context& ctx, const Evaluation& e) {
-  if (ctx.workload.kind == WorkloadKind::serving) {
-    const ServingTime& t = e.serving;
-    return json{{"weight_read", t.weight_read_seconds},
-                {"kv_read", t.kv_read_seconds},
-                {"tp", t.tp_seconds},
-                {"tp_algorithm", std::string(to_string(t.tp_collective.algorithm))},
-                {"pp", t.pp_seconds},
-                {"per_token", t.per_token_seconds},
-                {"slo_margin", t.slo_margin_seconds},
-                {"replicas", t.replicas},
-                {"tokens_per_second", t.tokens_per_second}};
-  }
+  if (ctx.workload.kind == WorkloadKind::serving) return serving_time_json(e.serving);
   const TrainingTime& t = e.training;
   json j{{"dense", t.dense_seconds},
               {"attention", t.attention_seconds},
@@ -148,23 +139,7 @@ std::string describe_memory_lines(const MemoryLedger& l) {
 
 std::string describe_time(const Context& ctx, const Evaluation& e) {
   std::string out;
-  if (ctx.workload.kind == WorkloadKind::serving) {
-    const ServingTime& t = e.serving;
-    out += fmt::format("  weight read        {:>12}\n", seconds_text(t.weight_read_seconds));
-    out += fmt::format("  KV-cache read      {:>12}\n", seconds_text(t.kv_read_seconds));
-    out += fmt::format("  tp all-reduces     {:>12}   ({} x {}, {})\n", seconds_text(t.tp_seconds),
-                       t.tp_messages, seconds_text(t.tp_collective.seconds()),
-                       to_string(t.tp_collective.algorithm));
-    if (t.pp_seconds > 0) out += fmt::format("  stage sends        {:>12}\n", seconds_text(t.pp_seconds));
-    out += fmt::format("  per token          {:>12}   SLO {} ({} by {})\n",
-                       seconds_text(t.per_token_seconds),
-                       seconds_text(ctx.workload.serving.slo_per_token_seconds),
-                       t.slo_margin_seconds >= 0 ? "met" : "missed",
-                       seconds_text(std::abs(t.slo_margin_seconds)));
-    out += fmt::format("  throughput         {:>12.0f} tokens/s over {} replicas\n",
-                       t.tokens_per_second, t.replicas);
-    return out;
-  }
+  if (ctx.workload.kind == WorkloadKind::serving) return serving_time_text(ctx, e.serving);
   const TrainingTime& t = e.training;
   out += "  per micro-batch, one GPU of the largest stage:\n";
   out += fmt::format("    dense 6*P*D      {:>12}\n", seconds_text(t.dense_seconds));
@@ -210,13 +185,7 @@ std::optional<RestartBudget> plan_restart_budget(const PlanReport& r) {
 }
 
 std::string headline(const Context& ctx, const Evaluation& e) {
-  if (ctx.workload.kind == WorkloadKind::serving) {
-    return fmt::format("{} per token ({} SLO), {:.0f} tokens/s, {} of {} per GPU",
-                       seconds_text(e.serving.per_token_seconds),
-                       seconds_text(ctx.workload.serving.slo_per_token_seconds),
-                       e.serving.tokens_per_second, gib_text(e.memory.total_bytes()),
-                       gib_text(e.memory.capacity_bytes));
-  }
+  if (ctx.workload.kind == WorkloadKind::serving) return serving_headline(ctx, e);
   return fmt::format("{:.0f} tokens/s, step {}, MFU {:.1f} %, {} of {} per GPU",
                      e.training.tokens_per_second, seconds_text(e.training.step_seconds),
                      100 * e.training.mfu, gib_text(e.memory.total_bytes()),
@@ -277,6 +246,13 @@ json report_json(const PlanReport& r) {
                                  {"quadratic_dominates", x.binding.quadratic_dominates},
                                  {"detail", binding_detail(ctx, x.binding)}};
   j["best"] = r.result.found() ? plan_json(ctx, r.result.ranked.front()) : json(nullptr);
+  if (r.result.found() && ctx.workload.kind == WorkloadKind::serving &&
+      ctx.workload.serving.request_rate_per_second > 0) {
+    j["best"]["capacity"] = serving_capacity_json(ctx, r.result.ranked.front());
+  }
+  if (ctx.workload.kind == WorkloadKind::serving && disaggregation_applies(ctx)) {
+    j["deployments"] = disaggregation_json(ctx, r.result.ranked);
+  }
   json ranked = json::array();
   for (const Evaluation& e : r.result.ranked) ranked.push_back(plan_json(ctx, e));
   j["ranked"] = ranked;
@@ -378,6 +354,7 @@ std::string report_text(const PlanReport& r) {
     return out;
   }
   const Evaluation& best = r.result.ranked.front();
+  if (ctx.workload.kind == WorkloadKind::serving) out += slo_missed_line(ctx, best);
   out += fmt::format("Recommendation: {}\n  {}\n", describe(ctx, best.plan), headline(ctx, best));
   if (r.pinned) {
     const double ratio = seconds_per_unit(ctx, *r.pinned) / seconds_per_unit(ctx, best);
@@ -398,6 +375,10 @@ std::string report_text(const PlanReport& r) {
   out += explanation_text(r);
   out += "\nMemory per GPU\n" + describe_memory_lines(best.memory);
   out += "\nTime\n" + describe_time(ctx, best);
+  if (ctx.workload.kind == WorkloadKind::serving) {
+    out += serving_capacity_text(ctx, best);
+    out += disaggregation_text(ctx, r.result.ranked);
+  }
   if (const std::optional<RestartBudget> b = plan_restart_budget(r)) {
     out += "\n" + restart_budget_text(*b, *r.scenario->resilience);
   }

@@ -124,7 +124,7 @@ std::string dp_summary(const Evaluation& e, const TrafficNote& n, const DpFacts&
 }
 
 std::string read_summary(const Context& ctx, const Evaluation& e, const ServingReadFacts& f) {
-  const ServingTime& t = e.serving;
+  const DecodeStep& t = e.serving.decode;
   return fmt::format(
       "decode reads {} of weights per GPU ({} at {:.0f} % of {:.1f} TB/s; {} at peak) and {} of "
       "KV cache ({}) per token",
@@ -136,7 +136,7 @@ std::string read_summary(const Context& ctx, const Evaluation& e, const ServingR
 
 std::string serving_tp_summary(const Evaluation& e, const TrafficNote& n,
                                const ServingTpFacts& f) {
-  const ServingTime& t = e.serving;
+  const DecodeStep& t = e.serving.decode;
   std::string others;
   for (std::size_t i = 0; i < f.algorithm_count; ++i) {
     const CollectiveCost& k = f.algorithms[i];
@@ -154,15 +154,28 @@ std::string serving_tp_summary(const Evaluation& e, const TrafficNote& n,
 }
 
 std::string token_summary(const Context& ctx, const Evaluation& e) {
-  const ServingTime& t = e.serving;
+  const ServingTime& s = e.serving;
+  const DecodeStep& t = s.decode;
+  std::string step = fmt::format("weights {} + KV cache {}", seconds_text(t.weight_read_seconds),
+                                 seconds_text(t.kv_read_seconds));
+  if (t.compute_bound) {
+    step = fmt::format("GEMMs and attention at batch {:.0f} {} (above the {} of weight and KV "
+                       "reads)",
+                       t.batch, seconds_text(t.compute_seconds),
+                       seconds_text(t.weight_read_seconds + t.kv_read_seconds));
+  }
+  std::string interference;
+  if (s.prefill_share > 0) {
+    interference = fmt::format(", over 1 - {:.3f} for the prefills sharing the engine",
+                               s.prefill_share);
+  }
   return fmt::format(
-      "per token {} = weights {} + KV cache {} + collectives {}{}: {} the {} SLO by {}",
-      seconds_text(t.per_token_seconds), seconds_text(t.weight_read_seconds),
-      seconds_text(t.kv_read_seconds), seconds_text(t.tp_seconds),
+      "per token {} = {} + collectives {}{}{}: {} the {} SLO by {}",
+      seconds_text(s.per_token_seconds), step, seconds_text(t.tp_seconds),
       e.plan.pp > 1 ? fmt::format(" + stage sends {}", seconds_text(t.pp_seconds)) : std::string(),
-      t.slo_margin_seconds >= 0 ? "inside" : "misses",
+      interference, s.slo_margin_seconds >= 0 ? "inside" : "misses",
       seconds_text(ctx.workload.serving.slo_per_token_seconds),
-      seconds_text(std::abs(t.slo_margin_seconds)));
+      seconds_text(std::abs(s.slo_margin_seconds)));
 }
 
 }  // namespace

@@ -597,7 +597,7 @@ void search_serving(const Context& ctx, const SearchOptions& options, Collector&
       p.tp = tp;
       p.pp = pp;
       p.dp = world / tp / pp;
-      p.micro_batch = ctx.workload.serving.batch;
+      p.micro_batch = engine_batch(ctx.workload.serving, p.dp);
       if (!passes_axes(options.filter, p)) continue;
       if (const std::optional<Violation> v = first_violation(m, c, ctx.workload.kind, p,
                                                              LegalityScope::degrees)) {
@@ -619,7 +619,8 @@ void search_serving(const Context& ctx, const SearchOptions& options, Collector&
         if (!passes_config(options.filter, p) || !passes_placement(options.filter, p, c)) continue;
         ++result.timed;
         budget.spend(1);
-        out.offer_serving(p, ledger, serving_time(m, c, ctx.workload.serving, p, ledger));
+        out.offer_serving(
+            p, ledger, serving_time(m, c, ctx.workload.serving, p, ledger, ctx.flops_per_second));
       }
     }
   }

@@ -15,13 +15,39 @@ struct Training {
   double bytes_per_param = 16;  ///< 2 weights + 2 grads + rest optimizer (mixed-precision Adam)
 };
 
+/// How the KV cache is laid out when tp exceeds the KV heads (docs/model.md §8.3): each rank
+/// keeps a copy of its head (vLLM and TensorRT-LLM replicate KV heads), or the ranks split the
+/// requests between them (SGLang's data-parallel attention), so each holds 1/tp of the cache.
+enum class KvSharding { replicate, batch };
+
 struct Serving {
   std::int64_t batch = 1;             ///< concurrent sequences per engine
-  std::int64_t context_tokens = 0;    ///< tokens of KV cache per sequence
+  std::int64_t concurrency = 0;       ///< concurrent sequences over all replicas; 0 = use batch
+  std::int64_t context_tokens = 0;    ///< tokens of KV cache reserved per sequence
+  std::int64_t input_tokens = 0;      ///< prompt tokens per request (prefill)
+  std::int64_t output_tokens = 0;     ///< generated tokens per request; 0 = not modelled
+  std::int64_t prefill_chunk_tokens = 0;  ///< chunked prefill's chunk; 0 = whole prompt
   double slo_per_token_seconds = 0;   ///< time-per-output-token target
+  double slo_ttft_seconds = 0;        ///< time-to-first-token target; 0 = none
+  double slo_percentile = 0.5;        ///< the quantile the TTFT target applies to
+  double request_rate_per_second = 0;  ///< arrivals over all replicas; 0 = closed loop
   double memory_bandwidth_efficiency = 1.0;  ///< achieved / peak HBM bandwidth in decode
   double bytes_per_param = 2;        ///< weight bytes (bf16)
+  KvSharding kv_sharding = KvSharding::replicate;
+  std::int64_t kv_block_tokens = 1;  ///< paged-cache block (vLLM: 16); 1 = token granular
 };
+
+/// Concurrent sequences one engine decodes together: the total spread over the replicas and
+/// rounded up when the scenario gives `concurrency`, else `batch`.
+[[nodiscard]] inline std::int64_t engine_batch(const Serving& w, std::int64_t replicas) noexcept {
+  if (w.concurrency <= 0) return w.batch;
+  return (w.concurrency + replicas - 1) / replicas;
+}
+
+/// Prompt tokens of a request: `input_tokens`, else the whole context.
+[[nodiscard]] inline std::int64_t prompt_tokens(const Serving& w) noexcept {
+  return w.input_tokens > 0 ? w.input_tokens : w.context_tokens;
+}
 
 struct Workload {
   WorkloadKind kind = WorkloadKind::training;

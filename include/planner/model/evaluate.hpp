@@ -110,7 +110,8 @@ struct Evaluation {
   if (ctx.workload.kind == WorkloadKind::training) {
     e.training = training_time(ctx, p);
   } else {
-    e.serving = serving_time(ctx.model, ctx.cluster, ctx.workload.serving, p, e.memory);
+    e.serving = serving_time(ctx.model, ctx.cluster, ctx.workload.serving, p, e.memory,
+                             ctx.flops_per_second);
   }
   return e;
 }

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "planner/model/activations.hpp"
+#include "planner/model/serving/kv_cache.hpp"
 #include "planner/inputs/cluster.hpp"
 #include "planner/inputs/model.hpp"
 #include "planner/inputs/plan.hpp"
@@ -101,24 +102,22 @@ inline constexpr std::array<LedgerLine, 9> ledger_lines{{
   return l;
 }
 
-/// KV cache per GPU: 2 (K and V) · layers of the stage · KV heads on this rank · head_dim ·
-/// the cache dtype's bytes (2 for bf16) per cached token (Pope et al. 2022, arXiv 2211.05102, §3.1). Tensor parallelism
-/// splits the KV heads; past kv_heads each rank still keeps one head's cache (replication).
+/// KV cache per GPU per cached token with the KV heads replicated past kv_heads
+/// (model/serving/kv_cache.hpp has the sharding choices; docs/model.md §8.3).
 [[nodiscard]] inline double kv_cache_bytes_per_token(const Model& m, const Plan& p) noexcept {
-  const double kv_heads_per_rank =
-      std::max(1.0, static_cast<double>(m.kv_heads) / static_cast<double>(p.tp));
-  return 2.0 * static_cast<double>(stage_layers(m, p)) * kv_heads_per_rank * head_dim(m) *
-         bytes_of(m.precision.kv_cache);
+  return kv_bytes_per_token(m, p, KvSharding::replicate);
 }
 
-/// Serving ledger: the stage's weights split by tp, the KV cache of batch × context tokens,
-/// and the reserve. Decode activations (b·h per layer) are negligible and not listed.
+/// Serving ledger: the stage's weights split by tp, the KV cache of the engine's batch (the
+/// plan's micro-batch) × the reserved context, and the reserve. Decode activations (b·h per
+/// layer) are negligible and not listed.
 [[nodiscard]] inline MemoryLedger serving_ledger(const Model& m, const Cluster& c,
                                                  const Serving& w, const Plan& p) noexcept {
   MemoryLedger l;
   l.weights_bytes = stage_params(m, p) / static_cast<double>(p.tp) * w.bytes_per_param;
-  l.kv_cache_bytes = kv_cache_bytes_per_token(m, p) * static_cast<double>(w.batch) *
-                     static_cast<double>(w.context_tokens);
+  l.kv_cache_bytes = kv_bytes_per_token(m, p, w.kv_sharding) *
+                     static_cast<double>(p.micro_batch) *
+                     static_cast<double>(reserved_tokens(w));
   l.reserve_bytes = c.gpu.reserve_bytes;
   l.capacity_bytes = c.gpu.memory_bytes;
   return l;

@@ -10,12 +10,13 @@
 #include "planner/inputs/model.hpp"
 #include "planner/model/placement.hpp"
 #include "planner/model/schedule.hpp"
+#include "planner/model/serving/serving_time.hpp"
 #include "planner/inputs/plan.hpp"
 #include "planner/base/units.hpp"
 #include "planner/inputs/workload.hpp"
 
-/// Time of one optimizer step (training) or one decode step (serving) of a pinned plan
-/// (docs/model.md §7–§8). Every component is kept so the explanation can quote it.
+/// Time of one optimizer step of a pinned plan (docs/model.md §7; serving: §8,
+/// model/serving/). Every component is kept so the explanation can quote it.
 
 namespace planner {
 
@@ -248,66 +249,6 @@ struct TrainingTime {
   const double gpus = static_cast<double>(world_size(c));
   t.mfu = t.global_sequences * model_flops_per_sequence(m) /
           (t.step_seconds * gpus * flops_per_second);
-  return t;
-}
-
-struct ServingTime {
-  double weight_read_seconds = 0;
-  double kv_read_seconds = 0;
-  std::int64_t tp_messages = 0;
-  double tp_message_bytes = 0;
-  CollectiveCost tp_collective;
-  CollectiveCost tp_ring;  ///< the ring figure, for comparison with what was picked
-  double tp_seconds = 0;
-  double pp_seconds = 0;
-  double per_token_seconds = 0;
-  std::int64_t replicas = 1;
-  double tokens_per_second = 0;
-  double slo_margin_seconds = 0;  ///< SLO minus per-token time (negative: missed)
-  double inter_node_bytes = 0;    ///< bytes per GPU per decode step that cross nodes
-};
-
-/// One decode step of an engine of tp × pp GPUs (docs/model.md §8). Decode is bound by memory
-/// bandwidth: each token reads every weight and the whole KV cache once (Pope et al. 2022 §3;
-/// the worked solution's weight read, plus the KV read it leaves out). The tp group
-/// all-reduces b·h·2 bytes twice per layer (after attention and after the MLP); stages run
-/// one after another for a token, so pipeline stages add their times and a send per boundary.
-[[nodiscard]] inline ServingTime serving_time(const Model& m, const Cluster& c, const Serving& w,
-                                              const Plan& p, const MemoryLedger& ledger) noexcept {
-  ServingTime t;
-  const double bandwidth = c.gpu.memory_bandwidth_bytes_per_second * w.memory_bandwidth_efficiency;
-  const double stages = static_cast<double>(p.pp);
-  t.weight_read_seconds = stages * ledger.weights_bytes / bandwidth;
-  t.kv_read_seconds = stages * ledger.kv_cache_bytes / bandwidth;
-  const double h = static_cast<double>(m.hidden);
-  const double b = static_cast<double>(w.batch);
-  t.tp_message_bytes = b * h * bytes_of(m.precision.activations);
-  const std::size_t network = c.network_index();
-  if (p.tp > 1) {
-    const std::size_t k = axis_tier(p, c, Axis::tp);
-    const Tier& tier = c.tiers[k];
-    t.tp_collective = cheapest_collective(Collective::all_reduce, p.tp, t.tp_message_bytes, tier);
-    t.tp_ring = collective_cost(Collective::all_reduce, Algorithm::ring, p.tp, t.tp_message_bytes,
-                                tier);
-    t.tp_messages = 2 * m.layers;
-    t.tp_seconds = static_cast<double>(t.tp_messages) * t.tp_collective.seconds();
-    if (k == network) {
-      const double n = static_cast<double>(p.tp);
-      t.inter_node_bytes +=
-          static_cast<double>(t.tp_messages) * 2.0 * (n - 1.0) / n * t.tp_message_bytes;
-    }
-  }
-  if (p.pp > 1) {
-    const std::size_t k = axis_tier(p, c, Axis::pp);
-    if (k == network) t.inter_node_bytes += (stages - 1.0) * t.tp_message_bytes;
-    t.pp_seconds = (stages - 1.0) * cheapest_collective(Collective::point_to_point, 2,
-                                                         t.tp_message_bytes, c.tiers[k])
-                                        .seconds();
-  }
-  t.per_token_seconds = t.weight_read_seconds + t.kv_read_seconds + t.tp_seconds + t.pp_seconds;
-  t.replicas = p.dp;
-  t.tokens_per_second = static_cast<double>(t.replicas) * b / t.per_token_seconds;
-  t.slo_margin_seconds = w.slo_per_token_seconds - t.per_token_seconds;
   return t;
 }
 

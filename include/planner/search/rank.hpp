@@ -74,8 +74,8 @@ struct RankKey {
     k.inter_node_bytes = e.training.inter_node_bytes /
                          (e.training.global_sequences * static_cast<double>(ctx.model.seq_len));
   } else {
-    k.inter_node_bytes = e.serving.inter_node_bytes / static_cast<double>(ctx.workload.serving.batch);
-    k.misses_slo = e.serving.slo_margin_seconds < 0 ? 1 : 0;
+    k.inter_node_bytes = e.serving.decode.inter_node_bytes / static_cast<double>(p.micro_batch);
+    k.misses_slo = e.serving.meets_slo ? 0 : 1;
     k.throughput = time_step(1.0 / e.serving.tokens_per_second);
   }
   k.time = time_step(k.exact_time);

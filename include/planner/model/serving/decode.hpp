@@ -1,0 +1,95 @@
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#include "planner/inputs/cluster.hpp"
+#include "planner/inputs/model.hpp"
+#include "planner/inputs/plan.hpp"
+#include "planner/inputs/workload.hpp"
+#include "planner/model/collectives.hpp"
+#include "planner/model/memory.hpp"
+#include "planner/model/placement.hpp"
+#include "planner/model/serving/kv_cache.hpp"
+#include "planner/model/serving/prefill.hpp"
+
+/// One decode iteration of a tp × pp engine (docs/model.md §8.2).
+
+namespace planner {
+
+struct DecodeStep {
+  double batch = 0;                ///< sequences decoded together
+  double weight_read_seconds = 0;  ///< all stages
+  double kv_read_seconds = 0;      ///< all stages
+  double flops = 0;                ///< per GPU of the largest stage
+  double compute_seconds = 0;      ///< all stages, at the compute dtype's effective rate
+  bool compute_bound = false;      ///< compute exceeds the weight and KV reads
+  std::int64_t tp_messages = 0;
+  double tp_message_bytes = 0;
+  CollectiveCost tp_collective;
+  CollectiveCost tp_ring;  ///< the ring figure, for comparison with what was picked
+  double tp_seconds = 0;
+  double pp_seconds = 0;
+  double seconds = 0;
+  double inter_node_bytes = 0;  ///< bytes per GPU per step that cross the network tier
+};
+
+/// Tokens of cache a decoding sequence reads on average: the whole context, or, when the
+/// output length is known, the prompt plus half the output (the cache grows by one token per
+/// step).
+[[nodiscard]] inline double decode_context_tokens(const Serving& w) noexcept {
+  if (w.output_tokens <= 0) return static_cast<double>(w.context_tokens);
+  return static_cast<double>(prompt_tokens(w)) + 0.5 * static_cast<double>(w.output_tokens);
+}
+
+/// Each stage reads its weights and its batch's KV cache once per step (Pope et al. 2022,
+/// arXiv 2211.05102, §3: decode is memory-bound at small batch) and computes 2 FLOPs per
+/// parameter per sequence plus 4·h per cached token per layer of attention; the stage takes
+/// the larger of the two (a roofline: Williams et al. 2009), so at large batch the GEMMs
+/// bind. The tp group all-reduces b·h activations twice per layer (after attention and after
+/// the MLP); stages run one after another for a token and add a send per boundary.
+[[nodiscard]] inline DecodeStep decode_step(const Model& m, const Cluster& c, const Serving& w,
+                                            const Plan& p, double batch, double weights_bytes,
+                                            double flops_per_second) noexcept {
+  DecodeStep t;
+  t.batch = batch;
+  const double bandwidth = c.gpu.memory_bandwidth_bytes_per_second * w.memory_bandwidth_efficiency;
+  const double stages = static_cast<double>(p.pp);
+  const double h = static_cast<double>(m.hidden);
+  const double context = decode_context_tokens(w);
+  const double kv_bytes = kv_bytes_per_token(m, p, w.kv_sharding) * batch * context;
+  t.weight_read_seconds = stages * weights_bytes / bandwidth;
+  t.kv_read_seconds = stages * kv_bytes / bandwidth;
+  const double tp = static_cast<double>(p.tp);
+  const double gemm_params = stage_layer_params(m, p) + static_cast<double>(m.vocab) * h;
+  t.flops = (2.0 * gemm_params * batch +
+             4.0 * h * context * batch * static_cast<double>(stage_layers(m, p))) / tp;
+  t.compute_seconds = stages * t.flops / flops_per_second;
+  const double memory_seconds = t.weight_read_seconds + t.kv_read_seconds;
+  t.compute_bound = t.compute_seconds > memory_seconds;
+  t.tp_message_bytes = batch * h * bytes_of(m.precision.activations);
+  const std::size_t network = c.network_index();
+  if (p.tp > 1) {
+    const std::size_t k = axis_tier(p, c, Axis::tp);
+    const Tier& tier = c.tiers[k];
+    t.tp_collective = cheapest_collective(Collective::all_reduce, p.tp, t.tp_message_bytes, tier);
+    t.tp_ring = collective_cost(Collective::all_reduce, Algorithm::ring, p.tp, t.tp_message_bytes,
+                                tier);
+    t.tp_messages = 2 * m.layers;
+    t.tp_seconds = static_cast<double>(t.tp_messages) * t.tp_collective.seconds();
+    if (k == network) {
+      t.inter_node_bytes +=
+          static_cast<double>(t.tp_messages) * 2.0 * (tp - 1.0) / tp * t.tp_message_bytes;
+    }
+  }
+  if (p.pp > 1) {
+    const std::size_t k = axis_tier(p, c, Axis::pp);
+    if (k == network) t.inter_node_bytes += (stages - 1.0) * t.tp_message_bytes;
+    t.pp_seconds = (stages - 1.0) * cheapest_collective(Collective::point_to_point, 2,
+                                                         t.tp_message_bytes, c.tiers[k])
+                                        .seconds();
+  }
+  t.seconds = std::max(memory_seconds, t.compute_seconds) + t.tp_seconds + t.pp_seconds;
+  return t;
+}
+
+}  // namespace planner

@@ -1,0 +1,137 @@
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "planner/inputs/cluster.hpp"
+#include "planner/inputs/model.hpp"
+#include "planner/inputs/plan.hpp"
+#include "planner/inputs/workload.hpp"
+#include "planner/model/memory.hpp"
+#include "planner/model/serving/decode.hpp"
+#include "planner/model/serving/prefill.hpp"
+#include "planner/model/serving/queueing.hpp"
+
+/// A serving engine under continuous batching (docs/model.md §8): decode step, prefill,
+/// their interference, queueing for prefill, and the SLO verdicts.
+
+namespace planner {
+
+struct ServingTime {
+  DecodeStep decode;     ///< one iteration at the engine's (steady-state) batch
+  PrefillTime prefill;   ///< one prompt alone
+  double prefill_share = 0;        ///< ρ: fraction of the engine's time spent in prefill
+  double requests_per_second = 0;  ///< per engine; 0 when the output length is not given
+  QueueWait queue;                 ///< waiting for prefill (request-rate workloads)
+  double per_token_seconds = 0;    ///< time per output token (TPOT)
+  double ttft_seconds = 0;         ///< time to first token at the SLO percentile
+  std::int64_t replicas = 1;
+  double tokens_per_second = 0;    ///< generated tokens over all replicas
+  double slo_margin_seconds = 0;   ///< TPOT SLO minus TPOT (negative: missed)
+  double ttft_margin_seconds = 0;  ///< TTFT SLO minus TTFT; 0 without a TTFT SLO
+  bool overloaded = false;  ///< arrivals exceed what the engine can prefill and decode
+  bool meets_slo = true;    ///< not overloaded, TPOT and (when given) TTFT within targets
+};
+
+/// The steady-state batch under a request rate λ per engine (Little's law, Little 1961):
+/// B = λ · output_tokens · TPOT(B), TPOT(B) = step(B) / (1 − ρ). step grows with B, so the
+/// iteration from B = 0 rises to the least fixed point; none at or below `limit` (the
+/// engine's batch, what fits in memory) means the engine is overloaded. Returns the batch,
+/// or a negative number when overloaded.
+[[nodiscard]] inline double steady_batch(const Model& m, const Cluster& c, const Serving& w,
+                                         const Plan& p, double weights_bytes,
+                                         double flops_per_second, double per_engine_rate,
+                                         double prefill_share) noexcept {
+  const double limit = static_cast<double>(p.micro_batch);
+  const double inflow = per_engine_rate * static_cast<double>(w.output_tokens);
+  double batch = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const double step = decode_step(m, c, w, p, std::max(batch, 1.0), weights_bytes,
+                                    flops_per_second).seconds;
+    const double next = inflow * step / (1.0 - prefill_share);
+    if (next > limit) return -1;
+    const bool settled = std::abs(next - batch) <= 1e-9 * std::max(1.0, next);
+    batch = next;
+    if (settled) break;
+  }
+  return batch;
+}
+
+/// Judges the figures against the targets.
+inline void judge(const Serving& w, ServingTime& t) noexcept {
+  t.slo_margin_seconds = w.slo_per_token_seconds - t.per_token_seconds;
+  t.ttft_margin_seconds = w.slo_ttft_seconds > 0 ? w.slo_ttft_seconds - t.ttft_seconds : 0;
+  t.meets_slo = !t.overloaded && t.slo_margin_seconds >= 0 && t.ttft_margin_seconds >= 0;
+}
+
+/// Closed loop (a fixed concurrency): every finished request is replaced at once, so each of
+/// the b sequences costs its prefill once per output_tokens steps: per engine
+/// λ = b / (o·step + b·T_prefill), ρ = λ·T_prefill and TPOT = step / (1 − ρ)
+/// = step + b·T_prefill / o (Agrawal et al. 2024, Sarathi-Serve, §2.3: prefills stall the
+/// decodes batched with them). Open loop (a request rate): the steady batch above, and the
+/// prompt waits for the prefills ahead of it (M/D/1, queueing.hpp). TTFT = wait + prefill.
+/// Without an output length neither interference nor a rate is modelled: TPOT is the step.
+[[nodiscard]] inline ServingTime serving_time(const Model& m, const Cluster& c, const Serving& w,
+                                              const Plan& p, const MemoryLedger& ledger,
+                                              double flops_per_second) noexcept {
+  ServingTime t;
+  t.replicas = p.dp;
+  t.prefill = prefill_time(m, c, w, p, ledger.weights_bytes, flops_per_second);
+  const double engine_prefill = t.prefill.stage_seconds;  // the engine's busy time per prompt
+  const double o = static_cast<double>(w.output_tokens);
+  double batch = static_cast<double>(p.micro_batch);
+  if (w.request_rate_per_second > 0 && w.output_tokens > 0) {
+    t.requests_per_second = w.request_rate_per_second / static_cast<double>(p.dp);
+    t.prefill_share = t.requests_per_second * engine_prefill;
+    t.queue = md1_wait(t.requests_per_second, engine_prefill, w.slo_percentile);
+    const double steady = t.queue.stable ? steady_batch(m, c, w, p, ledger.weights_bytes,
+                                                        flops_per_second, t.requests_per_second,
+                                                        t.prefill_share)
+                                         : -1;
+    t.overloaded = steady < 0;
+    if (!t.overloaded) batch = std::max(steady, 1.0);
+    if (t.overloaded) t.prefill_share = 0;  // the TPOT of a full engine; judged as missed
+  }
+  t.decode = decode_step(m, c, w, p, batch, ledger.weights_bytes, flops_per_second);
+  if (w.request_rate_per_second <= 0 && w.output_tokens > 0) {
+    t.requests_per_second = batch / (o * t.decode.seconds + batch * engine_prefill);
+    t.prefill_share = t.requests_per_second * engine_prefill;
+  }
+  t.per_token_seconds = t.decode.seconds / (1.0 - t.prefill_share);
+  t.ttft_seconds = t.prefill.seconds + t.queue.quantile_seconds;
+  const double engine_tokens = (w.request_rate_per_second > 0 && !t.overloaded)
+                                   ? t.requests_per_second * o
+                                   : batch / t.per_token_seconds;
+  t.tokens_per_second = static_cast<double>(p.dp) * engine_tokens;
+  if (w.concurrency > 0 && w.request_rate_per_second <= 0) {
+    // Replicas hold ⌈concurrency / dp⌉ slots each; only `concurrency` of them are busy.
+    t.tokens_per_second *= static_cast<double>(w.concurrency) /
+                           static_cast<double>(p.dp * p.micro_batch);
+  }
+  judge(w, t);
+  return t;
+}
+
+/// The largest request rate one engine serves within the targets (TPOT, TTFT at the
+/// percentile, not overloaded): bisection on the rate, which only makes every figure worse,
+/// between 0 and the rate at which prefill alone fills the engine (ρ = 1). 0 when even a
+/// trickle misses. Needs `output_tokens`.
+[[nodiscard]] inline double max_request_rate(const Model& m, const Cluster& c, Serving w,
+                                             const Plan& p, const MemoryLedger& ledger,
+                                             double flops_per_second) noexcept {
+  const double prefill = prefill_time(m, c, w, p, ledger.weights_bytes, flops_per_second)
+                             .stage_seconds;
+  auto meets = [&](double per_engine) {
+    w.request_rate_per_second = per_engine * static_cast<double>(p.dp);
+    return serving_time(m, c, w, p, ledger, flops_per_second).meets_slo;
+  };
+  double lo = 0, hi = 1.0 / prefill;
+  if (!meets(hi * 1e-6)) return 0;
+  for (int i = 0; i < 60 && hi - lo > 1e-6 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (meets(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+}  // namespace planner
