@@ -1,0 +1,477 @@
+#include "scenario_sections.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <initializer_list>
+#include <optional>
+#include <set>
+#include <vector>
+#include <fmt/format.h>
+#include "planner/io/constraints.hpp"
+#include "planner/io/presets.hpp"
+#include "planner/base/one_line.hpp"
+#include "planner/base/spelling.hpp"
+#include "planner/io/catalog.hpp"
+#include "planner/io/plausibility.hpp"
+#include "planner/io/quantity.hpp"
+#include "planner/io/read_input.hpp"
+#include "planner/io/resilience_json.hpp"
+#include "planner/model/legality.hpp"
+#include "scenario_rules.hpp"
+
+namespace planner::json_input {
+
+static void check_model(const Model& m, const std::string& origin) {
+  if (m.hidden % m.heads != 0) {
+    fail(origin, "/model/heads",
+         fmt::format("heads ({}) must divide hidden ({}); try {}", m.heads, m.hidden,
+                     nearest_divisors(m.hidden, m.heads)));
+  }
+  if (m.kv_heads > m.heads) {
+    fail(origin, "/model/kv_heads",
+         fmt::format("kv_heads ({}) must not exceed heads ({})", m.kv_heads, m.heads));
+  }
+  if (m.heads % m.kv_heads != 0) {
+    fail(origin, "/model/kv_heads",
+         fmt::format("kv_heads ({}) must divide heads ({}); try {}", m.kv_heads, m.heads,
+                     nearest_divisors(m.heads, m.kv_heads)));
+  }
+  if (m.params > 0 && m.params <= embedding_params(m)) {
+    fail(origin, "/model/params",
+         fmt::format(
+             "params ({:.4g}) must exceed the embedding parameters, vocab·hidden{} = {:.4g}; "
+             "give the total parameter count, such as 8e9",
+             m.params, m.tied_embeddings ? "" : "·2 (untied)", embedding_params(m)));
+  }
+}
+
+static std::vector<std::string_view> dtype_names() {
+  std::vector<std::string_view> names;
+  for (const DtypeInfo& d : dtypes) names.push_back(d.name);
+  return names;
+}
+
+static Precision read_precision(const json& v, const std::string& origin) {
+  const Object o(v, "/model/precision", origin,
+                 {"weights", "gradients", "activations", "kv_cache", "compute"});
+  Precision p;
+  p.weights = o.maybe_choice("weights", dtype_choices).value_or(p.weights);
+  p.gradients = o.maybe_choice("gradients", dtype_choices).value_or(p.gradients);
+  p.activations = o.maybe_choice("activations", dtype_choices).value_or(p.activations);
+  p.kv_cache = o.maybe_choice("kv_cache", dtype_choices).value_or(p.kv_cache);
+  p.compute = o.maybe_choice("compute", dtype_choices).value_or(p.compute);
+  return p;
+}
+
+Model read_model(const json& v, const std::string& origin) {
+  const Object o(v, "/model", origin,
+                 {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "vocab",
+                  "tied_embeddings", "seq_len", "params", "precision"});
+  Model m;
+  m.layers = o.integer("layers", layer_count);
+  m.hidden = o.integer("hidden", width);
+  m.heads = o.integer("heads", width);
+  m.kv_heads = o.integer("kv_heads", width, m.heads);
+  m.ffn_hidden = o.integer("ffn_hidden", ffn_width, 4 * m.hidden);
+  m.gated_mlp = o.flag("gated_mlp", false);
+  m.vocab = o.integer("vocab", vocab_size);
+  m.tied_embeddings = o.flag("tied_embeddings", false);
+  m.seq_len = o.integer("seq_len", token_count);
+  m.params = o.maybe_number("params", param_count).value_or(0);
+  if (const json* precision = o.find("precision")) {
+    m.precision = read_precision(*precision, origin);
+  }
+  check_model(m, origin);
+  return m;
+}
+
+/// The catalog entry named by /cluster/gpu/catalog, or nullptr when the GPU is described by
+/// numbers alone. An unknown name is an error with the nearest catalogued name.
+static const CatalogGpu* read_catalog_name(const Object& o, const std::string& origin) {
+  const auto name = o.maybe_text("catalog");
+  if (!name) return nullptr;
+  if (const CatalogGpu* entry = find_catalog_gpu(*name)) return entry;
+  const auto guess = closest_catalog_gpu(*name);
+  fail(origin, o.path("catalog"),
+       fmt::format("unknown GPU {}{}; expected one of: {} (data/gpus.json)", quote(*name),
+                   guess ? fmt::format(" (did you mean \"{}\"?)", *guess) : "",
+                   catalog_gpu_names()));
+}
+
+/// A GPU given by numbers (memory, memory_bandwidth, flops), or named from the catalog
+/// ("catalog": "H100-SXM") with any of those numbers as overrides. With a catalog GPU and no
+/// flops, the effective rate is the bf16 dense peak times "efficiency", else the catalog's
+/// default efficiency (docs/scenario-format.md, docs/validation.md).
+static Gpu read_gpu(const json& v, const std::string& origin, const CatalogGpu*& entry) {
+  entry = nullptr;
+  const bool names_catalog = v.is_object() && v.contains("catalog");
+  if (!names_catalog && v.is_object() && v.contains("efficiency")) {
+    fail(origin, "/cluster/gpu/efficiency",
+         "efficiency scales a catalog GPU's bf16 peak; name one with \"catalog\" (such as "
+         "\"H100-SXM\") or give flops");
+  }
+  // Without a catalog name the key set (and so every message) is the one of numbers only.
+  const Object o = names_catalog
+                       ? Object(v, "/cluster/gpu", origin,
+                                {"catalog", "memory", "memory_bandwidth", "flops", "flops_by_dtype",
+                                 "efficiency", "reserve"})
+                       : Object(v, "/cluster/gpu", origin,
+                                {"memory", "memory_bandwidth", "flops", "flops_by_dtype", "reserve"});
+  entry = read_catalog_name(o, origin);
+  Gpu g;
+  if (entry != nullptr) {
+    g.memory_bytes = o.maybe_quantity("memory", Dimension::bytes, gpu_memory)
+                         .value_or(entry->memory_bytes);
+    g.memory_bandwidth_bytes_per_second =
+        o.maybe_quantity("memory_bandwidth", Dimension::bytes_per_second, hbm_bandwidth)
+            .value_or(entry->memory_bandwidth_bytes_per_second);
+    const auto flops = o.maybe_quantity("flops", Dimension::flops_per_second, compute_rate);
+    const auto share = o.maybe_number("efficiency", efficiency);
+    if (flops && share) {
+      fail(origin, o.path("efficiency"),
+           "give flops (an effective rate) or efficiency (a fraction of the bf16 peak), not "
+           "both");
+    }
+    const double peak = entry->peak("bf16").value_or(0);
+    g.flops_per_second = flops ? *flops : peak * share.value_or(entry->default_efficiency);
+  } else {
+    g.memory_bytes = o.quantity("memory", Dimension::bytes, gpu_memory);
+    g.memory_bandwidth_bytes_per_second =
+        o.quantity("memory_bandwidth", Dimension::bytes_per_second, hbm_bandwidth);
+    g.flops_per_second = o.quantity("flops", Dimension::flops_per_second, compute_rate);
+  }
+  if (const json* rates = o.find("flops_by_dtype")) {
+    const Object r(*rates, o.path("flops_by_dtype"), origin, dtype_names());
+    for (const DtypeInfo& d : dtypes) {
+      g.flops_by_dtype[static_cast<std::size_t>(d.dtype)] =
+          r.maybe_quantity(d.name, Dimension::flops_per_second, compute_rate).value_or(0);
+    }
+  }
+  if (entry != nullptr) {
+    // Other formats the catalog knows run at the same fraction of their own dense peak as
+    // bf16 does (an assumption: the fraction is fitted on bf16 runs only; docs/validation.md).
+    const double share = g.flops_per_second / entry->peak("bf16").value_or(1);
+    for (const DtypeInfo& d : dtypes) {
+      double& rate = g.flops_by_dtype[static_cast<std::size_t>(d.dtype)];
+      if (rate > 0 || d.dtype == Dtype::bf16 || d.dtype == Dtype::fp16) continue;
+      rate = entry->peak(d.name).value_or(0) * share;
+    }
+  }
+  g.reserve_bytes = o.maybe_quantity("reserve", Dimension::bytes, reserve_size).value_or(0);
+  if (g.reserve_bytes >= g.memory_bytes) {
+    fail(origin, "/cluster/gpu/reserve",
+         fmt::format("reserve ({}) must be less than memory ({}), or nothing is left for the model",
+                     format_quantity(g.reserve_bytes, Dimension::bytes),
+                     format_quantity(g.memory_bytes, Dimension::bytes)));
+  }
+  return g;
+}
+
+/// A tier's bandwidth as the catalog gives it (0: none), and why there is none.
+struct TierDefault {
+  double bandwidth = 0;
+  std::string missing;  ///< added to the "missing required key" message
+};
+
+static Tier read_tier(const json& v, const std::string& pointer, const std::string& origin,
+               const TierDefault& fallback = {}) {
+  const Object o(v, pointer, origin, {"bandwidth", "latency"});
+  Tier t;
+  t.peer_memory = pointer == "/cluster/intra_node";
+  if (fallback.bandwidth > 0) {
+    t.bandwidth_bytes_per_second =
+        o.maybe_quantity("bandwidth", Dimension::bytes_per_second, link_bandwidth)
+            .value_or(fallback.bandwidth);
+  } else {
+    if (!fallback.missing.empty() && o.find("bandwidth") == nullptr) {
+      fail(origin, o.path("bandwidth"),
+           fmt::format("missing required key (expected {}; {})", link_bandwidth.expect,
+                       fallback.missing));
+    }
+    t.bandwidth_bytes_per_second =
+        o.quantity("bandwidth", Dimension::bytes_per_second, link_bandwidth);
+  }
+  t.latency_seconds = o.quantity("latency", Dimension::seconds, link_latency);
+  return t;
+}
+
+constexpr std::string_view tier_expect = "an object with bandwidth and latency";
+
+/// Network domains between the node and the network (docs/scenario-format.md §cluster), innermost
+/// first: each spans a multiple of the previous domain's GPUs, and the world is a multiple of
+/// the outermost, so every domain is a block of consecutive ranks (model/placement.hpp).
+static void read_domains(const json& v, Cluster& c, const std::string& origin) {
+  const std::string ptr = "/cluster/domains";
+  if (!v.is_array() || v.size() > 2) {
+    fail(origin, ptr,
+         fmt::format("expected an array of at most 2 objects with name, gpus, bandwidth and "
+                     "latency, got {}",
+                     describe_value(v)));
+  }
+  std::int64_t inner = c.gpus_per_node;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string at = ptr + "/" + std::to_string(i);
+    const Object o(v[i], at, origin, {"name", "gpus", "bandwidth", "latency", "peer_memory"});
+    Tier t;
+    t.name = read_string(o.need("name", "a name such as \"rack\""), origin, o.path("name"));
+    for (const Tier& other : c.tiers) {
+      if (t.name == other.name || t.name == "inter_node") {
+        fail(origin, o.path("name"), fmt::format("the name {} is taken; choose another",
+                                                 quote(t.name)));
+      }
+    }
+    t.domain_gpus = o.integer("gpus", gpu_count);
+    if (t.domain_gpus <= inner || t.domain_gpus % inner != 0) {
+      fail(origin, o.path("gpus"),
+           fmt::format("expected a multiple of {} greater than it (the GPUs of the tier "
+                       "inside), got {}",
+                       inner, t.domain_gpus));
+    }
+    if (world_size(c) % t.domain_gpus != 0 || t.domain_gpus >= world_size(c)) {
+      fail(origin, o.path("gpus"),
+           fmt::format("expected a proper divisor of the {} GPUs, got {}", world_size(c),
+                       t.domain_gpus));
+    }
+    t.bandwidth_bytes_per_second =
+        o.quantity("bandwidth", Dimension::bytes_per_second, link_bandwidth);
+    t.latency_seconds = o.quantity("latency", Dimension::seconds, link_latency);
+    t.peer_memory = o.flag("peer_memory", false);
+    inner = t.domain_gpus;
+    c.tiers.push_back(std::move(t));
+  }
+}
+
+Cluster read_cluster(const json& v, const std::string& origin) {
+  const Object o(v, "/cluster", origin,
+                 {"nodes", "gpus_per_node", "gpu", "intra_node", "domains", "inter_node"});
+  Cluster c;
+  c.nodes = o.integer("nodes", gpu_count);
+  c.gpus_per_node = o.integer("gpus_per_node", gpu_count);
+  // Each factor is at most 2^24, so this product cannot overflow.
+  if (world_size(c) > max_world) {
+    fail(origin, "/cluster",
+         fmt::format("nodes·gpus_per_node = {}·{} = {} GPUs exceeds the limit of {}", c.nodes,
+                     c.gpus_per_node, world_size(c), limit_text(max_world)));
+  }
+  const CatalogGpu* entry = nullptr;
+  c.gpu = read_gpu(o.need("gpu", "an object with memory, memory_bandwidth and flops"), origin,
+                   entry);
+  TierDefault intra, inter;
+  if (entry != nullptr) {
+    // The scale-up fabric's figure holds only while a node fits inside its domain.
+    if (c.gpus_per_node <= entry->scale_up_domain_gpus) {
+      intra.bandwidth = entry->scale_up_bandwidth_bytes_per_second;
+    } else {
+      intra.missing = fmt::format("the catalog's {} joins {} GPUs ({}) but gpus_per_node is {}",
+                                  entry->name, entry->scale_up_domain_gpus,
+                                  entry->scale_up_fabric, c.gpus_per_node);
+    }
+    inter.bandwidth = entry->scale_out_bandwidth_bytes_per_second();
+    if (inter.bandwidth <= 0) {
+      inter.missing = fmt::format("the catalog has no reference network for {}", entry->name);
+    }
+  }
+  c.tiers.clear();
+  c.tiers.push_back(
+      read_tier(o.need("intra_node", tier_expect), "/cluster/intra_node", origin, intra));
+  c.tiers.front().name = "intra_node";
+  if (const json* domains = o.find("domains")) read_domains(*domains, c, origin);
+  c.tiers.push_back(
+      read_tier(o.need("inter_node", tier_expect), "/cluster/inter_node", origin, inter));
+  c.tiers.back().name = "inter_node";
+  return c;
+}
+
+/// The serving workload's keys (docs/scenario-format.md §Serving).
+const std::initializer_list<std::string_view> serving_keys{
+    "kind", "batch", "concurrency", "context_tokens", "input_tokens", "output_tokens",
+    "prefill_chunk_tokens", "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
+    "memory_bandwidth_efficiency", "bytes_per_param", "kv_sharding", "kv_block_tokens"};
+
+/// A serving workload: `batch` (per engine) or `concurrency` (over all replicas), the
+/// context (or input and output lengths), the targets and the optional request rate.
+static void read_serving(const Object& o, Serving& s) {
+  const std::optional<std::int64_t> batch = o.maybe_int("batch", batch_count);
+  const std::optional<std::int64_t> concurrency = o.maybe_int("concurrency", concurrency_count);
+  if (batch && concurrency) {
+    o.fail_at("concurrency", "both \"batch\" (per engine) and \"concurrency\" (over all "
+                             "replicas) are given; keep one");
+  }
+  if (!batch && !concurrency) {
+    (void)o.need("batch", "an integer number of sequences per engine, or \"concurrency\"");
+  }
+  s.batch = batch.value_or(1);
+  s.concurrency = concurrency.value_or(0);
+  s.input_tokens = o.maybe_int("input_tokens", token_count).value_or(0);
+  s.output_tokens = o.maybe_int("output_tokens", token_count).value_or(0);
+  const std::optional<std::int64_t> context = o.maybe_int("context_tokens", token_count);
+  if (!context && (s.input_tokens == 0 || s.output_tokens == 0)) {
+    (void)o.need("context_tokens",
+                 "an integer number of tokens, or both \"input_tokens\" and \"output_tokens\"");
+  }
+  s.context_tokens = context.value_or(s.input_tokens + s.output_tokens);
+  if (s.input_tokens > s.context_tokens) {
+    o.fail_at("input_tokens", fmt::format("{} prompt tokens do not fit the {} context tokens; "
+                                          "raise context_tokens",
+                                          s.input_tokens, s.context_tokens));
+  }
+  s.prefill_chunk_tokens = o.maybe_int("prefill_chunk_tokens", token_count).value_or(0);
+  if (s.prefill_chunk_tokens > 0 &&
+      (prompt_tokens(s) + s.prefill_chunk_tokens - 1) / s.prefill_chunk_tokens > max_prefill_chunks) {
+    o.fail_at("prefill_chunk_tokens",
+              fmt::format("{} tokens per chunk split the {}-token prompt into more than {} "
+                          "chunks; use at least {}",
+                          s.prefill_chunk_tokens, prompt_tokens(s), max_prefill_chunks,
+                          (prompt_tokens(s) + max_prefill_chunks - 1) / max_prefill_chunks));
+  }
+  s.slo_per_token_seconds = o.quantity("slo_per_token", Dimension::seconds, slo_time);
+  s.slo_ttft_seconds = o.maybe_quantity("slo_ttft", Dimension::seconds, slo_time).value_or(0);
+  s.slo_percentile = o.maybe_number("slo_percentile", percentile).value_or(0.5);
+  s.request_rate_per_second = o.maybe_number("request_rate", arrival_rate).value_or(0);
+  if (s.request_rate_per_second > 0 && s.output_tokens == 0) {
+    o.fail_at("request_rate", "a request rate needs \"output_tokens\" (how long each "
+                              "request decodes); add it");
+  }
+  s.memory_bandwidth_efficiency =
+      o.maybe_number("memory_bandwidth_efficiency", efficiency).value_or(1.0);
+  s.bytes_per_param = o.maybe_number("bytes_per_param", serving_bytes).value_or(2);
+  s.kv_sharding = o.maybe_choice("kv_sharding", kv_sharding_choices).value_or(KvSharding::replicate);
+  s.kv_block_tokens = o.maybe_int("kv_block_tokens", block_tokens).value_or(1);
+}
+
+Workload read_workload(const json& v, const std::string& origin) {
+  const Object o(
+      v, "/workload", origin,
+      {"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch", "batch",
+       "concurrency", "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
+       "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
+       "memory_bandwidth_efficiency", "bytes_per_param", "kv_sharding", "kv_block_tokens"});
+  Workload w;
+  (void)o.need("kind", "\"training\" or \"serving\"");
+  w.kind = *o.maybe_choice("kind", kind_choices);
+  if (w.kind == WorkloadKind::training) {
+    o.restrict_to({"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch",
+                   "bytes_per_param"},
+                  "a training workload");
+    Training& t = w.training;
+    t.global_batch_tokens = o.number("global_batch_tokens", batch_tokens);
+    t.micro_batch = o.integer("micro_batch", batch_count, 1);
+    t.step_time_per_micro_batch_seconds =
+        o.maybe_quantity("step_time_per_micro_batch", Dimension::seconds, step_time).value_or(0);
+    t.bytes_per_param = o.maybe_number("bytes_per_param", training_bytes).value_or(16);
+    return w;
+  }
+  o.restrict_to(serving_keys, "a serving workload");
+  read_serving(o, w.serving);
+  return w;
+}
+
+static Placement read_placement(const json& v, const std::string& origin, const std::string& ptr) {
+  constexpr std::string_view expect =
+      "a permutation of [\"tp\", \"cp\", \"dp\", \"pp\"], innermost axis first";
+  if (!v.is_array() || v.size() != 4) {
+    fail(origin, ptr, fmt::format("expected {}, got {}", expect, describe_value(v)));
+  }
+  Placement out{};
+  std::array<bool, 4> seen{};
+  for (std::size_t i = 0; i < 4; ++i) {
+    const std::string at = ptr + "/" + std::to_string(i);
+    const Axis a = read_choice(v[i], axis_choices, origin, at);
+    if (seen[static_cast<std::size_t>(a)]) {
+      fail(origin, at, fmt::format("\"{}\" appears twice; expected {}", to_string(a), expect));
+    }
+    seen[static_cast<std::size_t>(a)] = true;
+    out[i] = a;
+  }
+  return out;
+}
+
+Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
+  const Object o(v, "/plan", origin,
+                 {"dp", "tp", "pp", "cp", "zero", "recompute", "flash_attention",
+                  "sequence_parallel", "micro_batch", "grad_accum", "virtual_stages", "placement"});
+  Plan p;
+  p.dp = o.integer("dp", gpu_count, 1);
+  // A serving plan's micro-batch is the engine's batch: the sequences decoded together.
+  const std::int64_t default_micro_batch =
+      w.kind == WorkloadKind::training ? w.training.micro_batch : engine_batch(w.serving, p.dp);
+  p.tp = o.integer("tp", gpu_count, 1);
+  p.pp = o.integer("pp", gpu_count, 1);
+  p.cp = o.integer("cp", gpu_count, 1);
+  p.zero = static_cast<int>(o.integer("zero", zero_stage, 0));
+  p.recompute = o.maybe_choice("recompute", recompute_choices).value_or(Recompute::none);
+  p.flash_attention = o.flag("flash_attention", false);
+  p.sequence_parallel = o.flag("sequence_parallel", false);
+  p.micro_batch = o.integer("micro_batch", batch_count, default_micro_batch);
+  p.grad_accum = o.integer("grad_accum", batch_count, 1);
+  p.virtual_stages = o.integer("virtual_stages", batch_count, 1);
+  if (const json* placement = o.find("placement")) {
+    p.placement = read_placement(*placement, origin, o.path("placement"));
+  }
+  return p;
+}
+
+static ExpectedFigure read_figure(const json& v, const std::string& ptr, const std::string& origin) {
+  const Object o(v, ptr, origin, {"pointer", "value", "tolerance"});
+  ExpectedFigure f;
+  f.pointer = read_string(o.need("pointer", "a JSON pointer such as \"/best/time/per_token\""),
+                          origin, o.path("pointer"));
+  try {
+    (void)json::json_pointer(f.pointer);
+  } catch (const json::exception& e) {
+    fail(origin, o.path("pointer"),
+         fmt::format("expected a JSON pointer such as \"/best/time/per_token\", got {} ({})",
+                     quote(f.pointer), library_reason(e.what())));
+  }
+  const json& value = o.need("value", "a number or a quantity such as \"25 ms\"");
+  if (value.is_string()) {
+    f.value =
+        parse_any_quantity_text(value.get_ref<const std::string&>(), origin, o.path("value")).value;
+  } else if (value.is_number() && std::isfinite(value.get<double>())) {
+    f.value = value.get<double>();
+  } else {
+    fail(origin, o.path("value"),
+         fmt::format("expected a number or a quantity such as \"25 ms\", got {}",
+                     describe_value(value)));
+  }
+  f.relative_tolerance = o.maybe_number("tolerance", tolerance).value_or(0.01);
+  return f;
+}
+
+Expect read_expect(const json& v, const std::string& origin) {
+  const Object o(
+      v, "/expect", origin,
+      {"dp", "tp", "pp", "cp", "micro_batch", "grad_accum", "sequences_per_replica", "zero",
+       "recompute", "flash_attention", "sequence_parallel", "tp_tier", "figures"});
+  Expect e;
+  e.dp = o.maybe_int("dp", gpu_count);
+  e.tp = o.maybe_int("tp", gpu_count);
+  e.pp = o.maybe_int("pp", gpu_count);
+  e.cp = o.maybe_int("cp", gpu_count);
+  e.micro_batch = o.maybe_int("micro_batch", batch_count);
+  e.grad_accum = o.maybe_int("grad_accum", batch_count);
+  e.sequences_per_replica = o.maybe_int("sequences_per_replica", sequence_count);
+  if (const auto zero = o.maybe_int("zero", zero_stage)) e.zero = static_cast<int>(*zero);
+  e.recompute = o.maybe_choice("recompute", recompute_choices);
+  e.flash_attention = o.maybe_flag("flash_attention");
+  e.sequence_parallel = o.maybe_flag("sequence_parallel");
+  if (const auto tier = o.maybe_choice("tp_tier", tier_choices)) e.tp_tier = std::string(*tier);
+  if (const json* figures = o.find("figures")) {
+    if (!figures->is_array()) {
+      fail(origin, o.path("figures"),
+           fmt::format(
+               "expected an array of {{\"pointer\", \"value\", \"tolerance\"}} objects, got {}",
+               describe_value(*figures)));
+    }
+    for (std::size_t i = 0; i < figures->size(); ++i) {
+      e.figures.push_back(
+          read_figure((*figures)[i], o.path("figures") + "/" + std::to_string(i), origin));
+    }
+  }
+  return e;
+}
+
+}  // namespace planner::json_input

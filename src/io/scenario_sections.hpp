@@ -1,0 +1,19 @@
+#pragma once
+// The sections of a scenario file (model, cluster, workload, plan, expect), each decoded and
+// range-checked on its own; the loader (scenario_json.cpp) assembles them and checks what
+// spans sections. The format is docs/scenario-format.md.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "planner/inputs/scenario.hpp"
+
+namespace planner::json_input {
+
+[[nodiscard]] Model read_model(const nlohmann::json& v, const std::string& origin);
+[[nodiscard]] Cluster read_cluster(const nlohmann::json& v, const std::string& origin);
+[[nodiscard]] Workload read_workload(const nlohmann::json& v, const std::string& origin);
+[[nodiscard]] Plan read_plan(const nlohmann::json& v, const Workload& w, const std::string& origin);
+[[nodiscard]] Expect read_expect(const nlohmann::json& v, const std::string& origin);
+
+}  // namespace planner::json_input

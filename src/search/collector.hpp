@@ -1,0 +1,166 @@
+#pragma once
+// The search's bookkeeping: the work budget, the filter's tests, and the collector that keeps
+// the best plans and the closest rejections. Internal to src/search (included by search.cpp
+// only, so that everything here inlines into the search loops as before the split).
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "planner/search/constraints.hpp"
+#include "planner/search/search.hpp"
+
+namespace planner::search_detail {
+
+/// Thrown when a search passes SearchOptions::work_limit; search() catches it.
+struct WorkLimitReached {};
+
+/// The work the current search on this thread has done, and its limit (0: none): a count of
+/// the loop steps that cost time — factorisations tried, micro-batch lists, ledgers, time-
+/// model runs — so that a limit stops a search after the same steps on every run.
+struct Budget {
+  std::int64_t used = 0;
+  std::int64_t limit = 0;
+  void spend(std::int64_t n) {
+    used += n;
+    if (limit > 0 && used > limit) throw WorkLimitReached{};
+  }
+};
+inline thread_local Budget budget;
+
+/// The filter's conditions on the axes' degrees alone.
+inline bool passes_axes(const SearchFilter& f, const Plan& p) {
+  for (const AxisInfo& row : axes) {
+    const auto i = static_cast<std::size_t>(row.axis);
+    const std::int64_t d = p.*row.degree;
+    if ((f.degrees[i] && *f.degrees[i] != d) || d < f.min_degrees[i]) return false;
+  }
+  return !f.constraints || within_degrees(*f.constraints, p);
+}
+
+/// Everything but placement.
+inline bool passes_config(const SearchFilter& f, const Plan& p) {
+  if (!passes_axes(f, p)) return false;
+  if (f.zero && *f.zero != p.zero) return false;
+  if (f.recompute && *f.recompute != p.recompute) return false;
+  if (f.constraints && !within_config(*f.constraints, p)) return false;
+  return !f.flash_attention || *f.flash_attention == p.flash_attention;
+}
+
+/// The placement's condition (tp inside a node or not), for a plan that passes_config.
+inline bool passes_placement(const SearchFilter& f, const Plan& p, const Cluster& c) {
+  if (f.constraints && !framework_placement_violation(f.constraints->framework, p).empty()) {
+    return false;
+  }
+  return !f.tp_inside_node || p.tp <= 1 || *f.tp_inside_node == inside_node(p, c, Axis::tp);
+}
+
+/// Rejection kinds, in the alphabetical order the result lists them in.
+enum class Kind { batch, divisibility, memory };
+inline constexpr std::array<const char*, 3> kind_names{"batch", "divisibility", "memory"};
+
+/// Keeps the best `keep` plans and the closest few rejections of each kind. The top list is
+/// the `keep` smallest rank keys offered; rank keys are a total order over distinct plans, so
+/// the list does not depend on the order in which plans are offered.
+class Collector {
+ public:
+  Collector(const Context& ctx, const SearchOptions& options, SearchResult& result)
+      : ctx_(ctx), keep_(options.keep), result_(result) {
+    top_.reserve(keep_ + 1);
+  }
+
+  /// True when the top list is full: only a key below the last entry's can still enter.
+  [[nodiscard]] bool full() const noexcept { return keep_ == 0 || top_.size() == keep_; }
+
+  /// The time step a plan must not exceed to have a chance (valid when full() and keep > 0).
+  [[nodiscard]] std::int64_t worst_time_step() const noexcept { return top_.back().first.time; }
+
+  /// True when a plan whose seconds per token are at least `lower_bound` cannot enter: its
+  /// time step is then at least time_step(lower_bound) (time_step is non-decreasing), which
+  /// is strictly above the last kept key's, and the time step is the key's first field for
+  /// training (misses_slo is 0).
+  [[nodiscard]] bool beyond(double lower_bound) const noexcept {
+    if (!full()) return false;
+    return keep_ == 0 || past_worst_step(lower_bound);
+  }
+
+  void offer_training(const Plan& p, const MemoryLedger& ledger, const TrainingTime& t) {
+    if (keep_ == 0) return;
+    if (full() && past_worst_step(1.0 / t.tokens_per_second)) return;
+    Evaluation e;
+    e.plan = p;
+    e.memory = ledger;
+    e.training = t;
+    insert(e);
+  }
+
+  void offer_serving(const Plan& p, const MemoryLedger& ledger, const ServingTime& t) {
+    if (keep_ == 0) return;
+    Evaluation e;
+    e.plan = p;
+    e.memory = ledger;
+    e.serving = t;
+    insert(e);
+  }
+
+  void reject(Kind kind, const Plan& p, double excess, std::int64_t count,
+              const auto& make_reason) {
+    const auto k = static_cast<std::size_t>(kind);
+    counts_[k] += count;
+    std::vector<Rejection>& list = closest_[k];
+    constexpr std::size_t per_kind = 3;
+    if (list.size() == per_kind && !(excess < list.back().excess)) return;
+    Rejection r{p, kind_names[k], make_reason(), excess};
+    auto at = std::upper_bound(list.begin(), list.end(), excess,
+                               [](double x, const Rejection& y) { return x < y.excess; });
+    list.insert(at, std::move(r));
+    if (list.size() > per_kind) list.pop_back();
+  }
+
+  void finish() {
+    for (auto& [key, e] : top_) {
+      result_.keys.push_back(key);
+      result_.ranked.push_back(e);
+    }
+    for (std::size_t k = 0; k < kind_names.size(); ++k) {
+      if (counts_[k] > 0) result_.rejected_by_kind[kind_names[k]] = counts_[k];
+      for (Rejection& r : closest_[k]) result_.rejected.push_back(std::move(r));
+    }
+  }
+
+ private:
+  /// time_step(seconds) > worst_time_step(), without a logarithm away from the step's end:
+  /// time_step is floor(log(x)/log1p(0.01)), which passes the worst kept step at
+  /// x* = exp((step + 1)·log1p(0.01)); a relative distance of 1e-9 from x* moves the quotient
+  /// by about 1e-7, far more than the few ulps log, exp and the division can be off, so only
+  /// inside that band is the logarithm needed.
+  [[nodiscard]] bool past_worst_step(double seconds) const noexcept {
+    if (seconds < worst_step_end_ * (1.0 - 1e-9)) return false;
+    if (seconds > worst_step_end_ * (1.0 + 1e-9)) return true;
+    return time_step(seconds) > worst_time_step();
+  }
+
+  void insert(const Evaluation& e) {
+    const RankKey key = rank_key(ctx_, e);
+    if (full() && !(key < top_.back().first)) return;
+    auto at = std::upper_bound(top_.begin(), top_.end(), key,
+                               [](const RankKey& k, const auto& entry) { return k < entry.first; });
+    top_.insert(at, {key, e});
+    if (top_.size() > keep_) top_.pop_back();
+    if (full()) {
+      worst_step_end_ = std::exp(static_cast<double>(worst_time_step() + 1) *
+                                 std::log1p(time_resolution));
+    }
+  }
+
+  const Context& ctx_;
+  std::size_t keep_;
+  SearchResult& result_;
+  std::vector<std::pair<RankKey, Evaluation>> top_;
+  double worst_step_end_ = 0;  ///< where the last kept key's time step ends (when full)
+  std::array<std::int64_t, 3> counts_{};
+  std::array<std::vector<Rejection>, 3> closest_;
+};
+
+}  // namespace planner::search_detail

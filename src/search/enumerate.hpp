@@ -1,0 +1,303 @@
+#pragma once
+// The enumeration of the search: factorisations of the world into axis degrees, their
+// placements, micro-batch choices, and the pruning bounds that let most of them go untimed
+// (docs/search.md). Internal to src/search, included by search.cpp only.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "collector.hpp"
+#include "planner/model/legality.hpp"
+
+namespace planner::search_detail {
+
+struct RecomputeChoice {
+  Recompute recompute;
+  bool flash;
+};
+
+// Tiled attention always recomputes the attention core in its backward pass (Dao et al. 2022),
+// so "flash + none" is the same configuration as "flash + selective" and is not listed twice.
+inline constexpr std::array<RecomputeChoice, 5> recompute_choices{{{Recompute::none, false},
+                                                            {Recompute::selective, false},
+                                                            {Recompute::full, false},
+                                                            {Recompute::selective, true},
+                                                            {Recompute::full, true}}};
+
+/// The search's words for a factorisation that breaks a rule of model/legality.hpp.
+inline std::string degree_reason(const Model& m, const Plan& p, const Violation& v) {
+  switch (v.kind) {
+    case ViolationKind::pp_layers: return fmt::format("pp = {} exceeds the {} layers", p.pp, m.layers);
+    case ViolationKind::cp_seq_len:
+      return fmt::format("cp = {} does not divide seq_len {}", p.cp, m.seq_len);
+    default:
+      return fmt::format("tp = {} must divide the {} heads and fit the {} KV heads", p.tp, m.heads,
+                         m.kv_heads);
+  }
+}
+
+/// Divisors of n in increasing order, into `out` (reused, so no allocation once it is grown).
+inline void fill_divisors(std::int64_t n, std::vector<std::int64_t>& out) {
+  out.clear();
+  std::size_t small = 0;
+  for (std::int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    out.insert(out.begin() + static_cast<std::ptrdiff_t>(small), d);
+    ++small;
+    if (d != n / d) out.insert(out.begin() + static_cast<std::ptrdiff_t>(small), n / d);
+  }
+}
+
+/// Safety factor on lower bounds: the bounds below are exact inequalities between real
+/// numbers, evaluated in a different order of floating-point operations than the time model;
+/// shrinking them by one part in 10^9 (far above any rounding difference, far below the 1 %
+/// time step) keeps them below the model's own rounded figures.
+inline constexpr double bound_margin = 1.0 - 1e-9;
+
+/// Pruning bound 1, from the FLOPs alone: a training step is (m + pp − 1) slots of at least
+/// the micro-batch's compute (dense + attention + recompute FLOPs at the effective rate; the
+/// score-matrix traffic, communication, bubble excess and exposed data-parallel traffic are
+/// all ≥ 0), so seconds per token ≥ (m + pp − 1)·FLOPs/F / (dp·b·m·s).
+inline double compute_bound(const Context& ctx, const Plan& p) {
+  const double flops = micro_batch_flops(ctx.model, p).total();
+  const double slots = static_cast<double>(p.grad_accum + p.pp - 1);
+  const double tokens = static_cast<double>(p.dp) * static_cast<double>(p.micro_batch) *
+                        static_cast<double>(p.grad_accum) * static_cast<double>(ctx.model.seq_len);
+  return slots * (flops / ctx.flops_per_second) / tokens * bound_margin;
+}
+
+/// Pruning bound 2, for every placement at once: the time model on an "ideal network" — one
+/// node holding every GPU, whose single tier has the larger bandwidth and the smaller latency
+/// of the two. Each collective's cost is a sum of latency·(count ≥ 0) and bytes/bandwidth·
+/// (count ≥ 0), the cheapest over a set of algorithms that only grows inside a node (one-shot),
+/// so it can only fall; exposure max(min(bucket, comm), comm − window) and the step's sums
+/// are non-decreasing in those costs; correctly rounded arithmetic is monotone. So the ideal
+/// step is at most the step of any real placement.
+inline Cluster ideal_network(const Cluster& c) {
+  Cluster ideal = c;
+  ideal.nodes = 1;
+  ideal.gpus_per_node = world_size(c);
+  Tier best = c.node_tier();
+  for (const Tier& t : c.tiers) {
+    best.bandwidth_bytes_per_second =
+        std::max(best.bandwidth_bytes_per_second, t.bandwidth_bytes_per_second);
+    best.latency_seconds = std::min(best.latency_seconds, t.latency_seconds);
+    best.peer_memory = best.peer_memory || t.peer_memory;
+  }
+  ideal.tiers.assign(2, best);
+  return ideal;
+}
+
+/// The configurations of one group, recompute choice and micro-batch, waiting for their time
+/// (pruned search only): the FLOPs, and so the compute bound, do not depend on the ZeRO stage
+/// or sequence parallelism, so the variants share one entry.
+struct Candidate {
+  double bound = 0;         ///< compute_bound, seconds per token
+  std::uint64_t order = 0;  ///< group, recompute choice, micro-batch: a tie-break, so the
+                            ///< order (and the `timed` count) is fixed
+  std::uint8_t variants = 0;  ///< accounted search: bit 2·zero + sp set for each that fits
+  [[nodiscard]] std::uint32_t group() const noexcept {
+    return static_cast<std::uint32_t>(order >> 24);
+  }
+  [[nodiscard]] std::size_t choice() const noexcept { return (order >> 16) & 0xff; }
+  [[nodiscard]] std::size_t mb() const noexcept { return order & 0xffff; }
+  /// The heap's order: the candidate that comes out later is "less".
+  friend bool later(const Candidate& a, const Candidate& b) noexcept {
+    return a.bound != b.bound ? a.bound > b.bound : a.order > b.order;
+  }
+};
+
+inline std::uint64_t candidate_order(std::uint32_t group, std::size_t choice, std::size_t mb) {
+  return (static_cast<std::uint64_t>(group) << 24) | (static_cast<std::uint64_t>(choice) << 16) |
+         static_cast<std::uint64_t>(mb);
+}
+
+/// One (tp, cp, pp, dp) factorisation that passed the group checks.
+struct Group {
+  Plan base;
+  std::int64_t per_replica = 0;
+  std::size_t micro_batches = 0;     ///< offset into the micro-batch pool
+  std::size_t micro_batch_count = 0;
+  std::size_t placements = 0;        ///< offset into the placement pool
+  std::size_t placement_count = 0;
+  bool placed = false;               ///< placements listed (the winner-only search lists
+                                     ///< them when first needed)
+  std::size_t rows = 0;              ///< winner-only search: offset into the row pool
+};
+
+/// Winner-only search: what is known of one (group, zero, recompute choice, sp) row of
+/// micro-batches. The exhaustive enumeration stops a row at its first micro-batch whose
+/// ledger does not fit, so a configuration belongs to the space exactly when every smaller
+/// micro-batch of its row fits too.
+struct Row {
+  std::uint16_t fitting = 0;  ///< micro-batches 0 … fitting − 1 are known to fit
+  bool ended = false;         ///< micro-batch `fitting` does not fit
+};
+inline constexpr std::size_t rows_per_group = 4 * recompute_choices.size() * 2;
+
+inline std::size_t row_index(int zero, std::size_t choice, int sp) {
+  return (static_cast<std::size_t>(zero) * recompute_choices.size() + choice) * 2 +
+         static_cast<std::size_t>(sp);
+}
+
+/// The search's working memory, reused between searches on one thread.
+struct Scratch {
+  std::vector<std::int64_t> world_divisors;
+  std::vector<std::int64_t> micro_batches;  ///< one group's, while it is enumerated
+  std::vector<std::uint8_t> variants;       ///< one group's, per recompute choice × micro-batch
+  std::vector<std::int64_t> mb_pool;
+  std::vector<Placement> placement_pool;
+  std::vector<Row> row_pool;
+  std::vector<Group> groups;
+  std::vector<Candidate> candidates;
+  /// dp → offset of its micro-batches (the divisors of its per-replica share) in mb_pool:
+  /// every group with the same dp has the same list, computed once (trial division up to the
+  /// square root of the share was most of the search on a highly divisible world, issue 14).
+  std::unordered_map<std::int64_t, std::pair<std::size_t, std::size_t>> mb_by_dp;
+};
+
+/// The group's plan with a recompute choice and a micro-batch (ZeRO 0, no SP).
+inline Plan configured(const Group& g, std::size_t choice, std::size_t mb,
+                const std::vector<std::int64_t>& mb_pool) {
+  Plan p = g.base;
+  p.recompute = recompute_choices[choice].recompute;
+  p.flash_attention = recompute_choices[choice].flash;
+  p.micro_batch = mb_pool[g.micro_batches + mb];
+  p.grad_accum = g.per_replica / p.micro_batch;
+  return p;
+}
+
+/// Lists the group's placements that pass the filter, once.
+inline void place(Group& g, const SearchFilter& filter, const Cluster& c, Scratch& s) {
+  if (g.placed) return;
+  g.placed = true;
+  g.placements = s.placement_pool.size();
+  for (const Placement& placement : distinct_placements(g.base, c)) {
+    Plan p = g.base;
+    p.placement = placement;
+    if (passes_placement(filter, p, c)) s.placement_pool.push_back(placement);
+  }
+  g.placement_count = s.placement_pool.size() - g.placements;
+}
+
+/// Every (tp, cp, pp, dp) factorisation of the world in enumeration order that passes the
+/// filter and the group checks, each handed to `visit` after its micro-batches are listed;
+/// `out`, when given, gets the others as divisibility and batch rejections.
+template <typename Visit>
+inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scratch& s,
+                      Collector* out, Visit&& visit) {
+  const Model& m = ctx.model;
+  const std::int64_t world = world_size(ctx.cluster);
+  const double target = target_sequences(ctx);
+  fill_divisors(world, s.world_divisors);
+  // The divisors are in increasing order: past world/tp (world/tp/cp) none can divide it.
+  for (std::int64_t tp : s.world_divisors) {
+    for (std::int64_t cp : s.world_divisors) {
+      if (cp > world / tp) break;
+      if ((world / tp) % cp != 0) continue;
+      for (std::int64_t pp : s.world_divisors) {
+        if (pp > world / tp / cp) break;
+        budget.spend(1);
+        if ((world / tp / cp) % pp != 0) continue;
+        Plan base;
+        base.tp = tp;
+        base.cp = cp;
+        base.pp = pp;
+        base.dp = world / tp / cp / pp;
+        if (!passes_axes(filter, base)) continue;
+        if (const std::optional<Violation> v = first_violation(
+                m, ctx.cluster, ctx.workload.kind, base, LegalityScope::degrees)) {
+          if (out) {
+            out->reject(Kind::divisibility, base, 0, 1, [&] { return degree_reason(m, base, *v); });
+          }
+          continue;
+        }
+        if (static_cast<double>(base.dp) > std::ceil(target)) {
+          if (out) {
+            out->reject(Kind::batch, base, static_cast<double>(base.dp) / target, 1, [&] {
+              return fmt::format("dp = {} replicas need at least {} sequences per step; the "
+                                 "target is {:.1f} ({} tokens / {})",
+                                 base.dp, base.dp, target,
+                                 ctx.workload.training.global_batch_tokens, m.seq_len);
+            });
+          }
+          continue;
+        }
+        Group g;
+        g.base = base;
+        g.per_replica = sequences_per_replica(ctx, base.dp);
+        auto [known, added] = s.mb_by_dp.try_emplace(base.dp);
+        if (added) {
+          fill_divisors(g.per_replica, s.micro_batches);
+          known->second = {s.mb_pool.size(), s.micro_batches.size()};
+          s.mb_pool.insert(s.mb_pool.end(), s.micro_batches.begin(), s.micro_batches.end());
+        }
+        g.micro_batches = known->second.first;
+        g.micro_batch_count = known->second.second;
+        budget.spend(static_cast<std::int64_t>(g.micro_batch_count));
+        s.groups.push_back(g);
+        visit(static_cast<std::uint32_t>(s.groups.size() - 1));
+      }
+    }
+  }
+}
+
+/// Pass 2 of the pruned search: candidates in increasing order of their compute bound. Once
+/// a bound's time step is above the last kept plan's, so is every later one's, and the search
+/// ends. A candidate is skipped when its ideal-network bound without the exposed data-
+/// parallel traffic is beyond (the same for every ZeRO stage), a variant when its own ideal-
+/// network bound is; the rest are timed on every placement. `fits(cand, p)` says whether the
+/// variant `p` (with its zero and sp set) is in the space and fits, and may fill `ledger`.
+/// A heap rather than a sort: usually only the first candidates come out before the end.
+template <typename Fits>
+inline void time_candidates(const Context& ctx, const SearchOptions& options, Scratch& s,
+                     Collector& out, SearchResult& result, Fits&& fits) {
+  const Model& m = ctx.model;
+  const Cluster& c = ctx.cluster;
+  const Cluster ideal = ideal_network(c);
+  const double seq = static_cast<double>(m.seq_len);
+  auto heap_less = [](const Candidate& a, const Candidate& b) { return later(a, b); };
+  std::make_heap(s.candidates.begin(), s.candidates.end(), heap_less);
+  for (auto end = s.candidates.end(); end != s.candidates.begin(); --end) {
+    std::pop_heap(s.candidates.begin(), end, heap_less);
+    const Candidate cand = *(end - 1);
+    if (out.beyond(cand.bound)) break;
+    Group& g = s.groups[cand.group()];
+    Plan p = configured(g, cand.choice(), cand.mb(), s.mb_pool);
+    TrainingTime lower = training_time(m, ideal, p, ctx.flops_per_second);
+    ++result.timed;
+    budget.spend(1);
+    const double slots = static_cast<double>(p.grad_accum) * lower.micro_batch_seconds() +
+                         lower.bubble_seconds;
+    if (out.beyond(slots / (lower.global_sequences * seq) * bound_margin)) continue;
+    int timed_zero = 0;
+    for (int zero = 0; zero <= 3; ++zero) {
+      for (int sp = 0; sp <= (p.tp > 1 ? 1 : 0); ++sp) {
+        p.zero = zero;
+        p.sequence_parallel = sp == 1;
+        MemoryLedger ledger;
+        if (!fits(cand, p, ledger)) continue;
+        if (zero != timed_zero) {
+          lower = training_time(m, ideal, p, ctx.flops_per_second);
+          ++result.timed;
+          budget.spend(1);
+          timed_zero = zero;
+        }
+        if (out.beyond(1.0 / lower.tokens_per_second * bound_margin)) continue;
+        place(g, options.filter, c, s);
+        for (std::size_t k = 0; k < g.placement_count; ++k) {
+          p.placement = s.placement_pool[g.placements + k];
+          ++result.timed;
+          budget.spend(1);
+          out.offer_training(p, ledger, training_time(ctx, p));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace planner::search_detail
