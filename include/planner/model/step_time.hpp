@@ -154,6 +154,87 @@ struct TrainingTime {
   return t;
 }
 
+/// The shapes one stage's micro-batch works on, shared by the per-axis costs below.
+struct StageShape {
+  double layers = 0;        ///< layers on the largest stage
+  double local_tokens = 0;  ///< s / cp
+  double micro_batch = 0;   ///< b
+  double accum = 0;         ///< micro-batches per step
+};
+
+/// Standard (untiled) attention writes the score tensors to HBM in the forward pass and
+/// reads them back in the backward, at least the 5·a·s²·b bytes it stores (Dao et al. 2022
+/// §3.2, Theorem 2: Θ(Nd + N²) HBM accesses against tiled attention's Θ(N²d²/M)); selective
+/// or full recompute writes them once more. Tiled attention avoids this traffic.
+inline void add_scores_io(const Model& m, const Cluster& c, const Plan& p, const StageShape& g,
+                          TrainingTime& t) noexcept {
+  if (p.flash_attention) return;
+  const double scores =
+      layer_activation_terms(m, g.micro_batch, g.local_tokens).scores_bytes /
+      static_cast<double>(p.tp);
+  const double passes = p.recompute == Recompute::none ? 2.0 : 3.0;
+  t.scores_io_seconds = passes * scores * g.layers / c.gpu.memory_bandwidth_bytes_per_second;
+}
+
+/// Tensor parallel: 2 all-reduces of s·b·h in the forward and 2 in the backward of every
+/// layer (Narayanan et al. 2021 §3.2; with SP an equal-volume reduce-scatter + all-gather,
+/// Korthikanti §4.2.2); full recompute repeats the forward pair.
+inline void add_tensor_parallel(const Model& m, const Cluster& c, const Plan& p,
+                                const StageShape& g, TrainingTime& t) noexcept {
+  if (p.tp <= 1) return;
+  const std::size_t k = axis_tier(p, c, Axis::tp);
+  t.tp_message_bytes = g.local_tokens * g.micro_batch * static_cast<double>(m.hidden) *
+                       bytes_of(m.precision.activations);
+  t.tp_collective =
+      cheapest_collective(Collective::all_reduce, p.tp, t.tp_message_bytes, c.tiers[k]);
+  const double per_layer = p.recompute == Recompute::full ? 6.0 : 4.0;
+  t.tp_messages = static_cast<std::int64_t>(per_layer * g.layers);
+  t.tp_seconds = static_cast<double>(t.tp_messages) * t.tp_collective.seconds();
+  if (k == c.network_index()) {
+    const double n = static_cast<double>(p.tp);
+    t.inter_node_bytes += g.accum * static_cast<double>(t.tp_messages) * 2.0 * (n - 1.0) / n *
+                          t.tp_message_bytes;
+  }
+}
+
+/// Context parallel (ring attention, Liu et al. 2023, arXiv 2310.01889): cp − 1 K/V blocks of
+/// 2·(s/cp)·b·h_kv·2 bytes per layer forward; the backward passes K/V and their gradients
+/// again (2×); each layer's ring overlaps that layer's attention compute.
+inline void add_context_parallel(const Model& m, const Cluster& c, const Plan& p,
+                                 const StageShape& g, TrainingTime& t) noexcept {
+  if (p.cp <= 1) return;
+  const std::size_t k = axis_tier(p, c, Axis::cp);
+  t.cp_block_bytes =
+      2.0 * g.local_tokens * g.micro_batch * kv_hidden(m) * bytes_of(m.precision.activations);
+  t.cp_step = cheapest_collective(Collective::point_to_point, 2, t.cp_block_bytes, c.tiers[k]);
+  const double passes = p.recompute == Recompute::full ? 4.0 : 3.0;
+  t.cp_passes = passes;
+  const double per_layer = passes * static_cast<double>(p.cp - 1) * t.cp_step.seconds();
+  const double attention_per_layer = t.attention_seconds / g.layers;
+  t.cp_seconds = per_layer * g.layers;
+  t.cp_exposed_seconds = std::max(0.0, per_layer - attention_per_layer) * g.layers;
+  if (k == c.network_index()) {
+    t.inter_node_bytes +=
+        g.accum * passes * static_cast<double>(p.cp - 1) * t.cp_block_bytes * g.layers;
+  }
+}
+
+/// Pipeline: one activation send forward and one gradient send backward per micro-batch per
+/// boundary, s·b·h·2 bytes, split by tp with scatter/gather (Narayanan et al. 2021 §4.1).
+inline void add_pipeline(const Model& m, const Cluster& c, const Plan& p, const StageShape& g,
+                         TrainingTime& t) noexcept {
+  if (p.pp <= 1) return;
+  const std::size_t k = axis_tier(p, c, Axis::pp);
+  t.pp_message_bytes = g.local_tokens * g.micro_batch * static_cast<double>(m.hidden) *
+                       bytes_of(m.precision.activations) / static_cast<double>(p.tp);
+  t.pp_seconds = p2p_messages_per_micro_batch(p) *
+                 cheapest_collective(Collective::point_to_point, 2, t.pp_message_bytes,
+                                     c.tiers[k]).seconds();
+  if (k == c.network_index()) {
+    t.inter_node_bytes += g.accum * p2p_messages_per_micro_batch(p) * t.pp_message_bytes;
+  }
+}
+
 /// Per-GPU time of one optimizer step of a training plan at `flops_per_second`.
 /// Step = (m + pp − 1) micro-batch slots of the largest stage (1F1B; the pp − 1 extra slots
 /// are the bubble, Narayanan et al. 2021 §2.2) plus the exposed data-parallel traffic.
@@ -165,82 +246,20 @@ struct TrainingTime {
   t.dense_seconds = f.dense / flops_per_second;
   t.attention_seconds = f.attention / flops_per_second;
   t.recompute_seconds = f.recompute / flops_per_second;
-  const double layers = static_cast<double>(stage_layers(m, p));
-  const double local_tokens = static_cast<double>(m.seq_len) / static_cast<double>(p.cp);
-  const double b = static_cast<double>(p.micro_batch);
-  const double h = static_cast<double>(m.hidden);
-  const double accum = static_cast<double>(p.grad_accum);
-
-  // Standard (untiled) attention writes the score tensors to HBM in the forward pass and
-  // reads them back in the backward, at least the 5·a·s²·b bytes it stores (Dao et al. 2022
-  // §3.2, Theorem 2: Θ(Nd + N²) HBM accesses against tiled attention's Θ(N²d²/M)); selective
-  // or full recompute writes them once more. Tiled attention avoids this traffic.
-  if (!p.flash_attention) {
-    const double scores = layer_activation_terms(m, b, local_tokens).scores_bytes /
-                          static_cast<double>(p.tp);
-    const double passes = p.recompute == Recompute::none ? 2.0 : 3.0;
-    t.scores_io_seconds =
-        passes * scores * layers / c.gpu.memory_bandwidth_bytes_per_second;
-  }
-
-  // Tensor parallel: 2 all-reduces of s·b·h in the forward and 2 in the backward of every
-  // layer (Narayanan et al. 2021 §3.2; with SP an equal-volume reduce-scatter + all-gather,
-  // Korthikanti §4.2.2); full recompute repeats the forward pair.
-  const std::size_t network = c.network_index();
-  const double element_bytes = bytes_of(m.precision.activations);
-  if (p.tp > 1) {
-    const std::size_t k = axis_tier(p, c, Axis::tp);
-    t.tp_message_bytes = local_tokens * b * h * element_bytes;
-    t.tp_collective = cheapest_collective(Collective::all_reduce, p.tp, t.tp_message_bytes,
-                                          c.tiers[k]);
-    const double per_layer = p.recompute == Recompute::full ? 6.0 : 4.0;
-    t.tp_messages = static_cast<std::int64_t>(per_layer * layers);
-    t.tp_seconds = static_cast<double>(t.tp_messages) * t.tp_collective.seconds();
-    if (k == network) {
-      const double n = static_cast<double>(p.tp);
-      t.inter_node_bytes += accum * static_cast<double>(t.tp_messages) * 2.0 * (n - 1.0) / n *
-                            t.tp_message_bytes;
-    }
-  }
-
-  // Context parallel (ring attention, Liu et al. 2023, arXiv 2310.01889): cp − 1 K/V blocks of
-  // 2·(s/cp)·b·h_kv·2 bytes per layer forward; the backward passes K/V and their gradients
-  // again (2×); each layer's ring overlaps that layer's attention compute.
-  if (p.cp > 1) {
-    const std::size_t k = axis_tier(p, c, Axis::cp);
-    t.cp_block_bytes = 2.0 * local_tokens * b * kv_hidden(m) * element_bytes;
-    t.cp_step = cheapest_collective(Collective::point_to_point, 2, t.cp_block_bytes, c.tiers[k]);
-    const double passes = p.recompute == Recompute::full ? 4.0 : 3.0;
-    t.cp_passes = passes;
-    const double per_layer = passes * static_cast<double>(p.cp - 1) * t.cp_step.seconds();
-    const double attention_per_layer = t.attention_seconds / layers;
-    t.cp_seconds = per_layer * layers;
-    t.cp_exposed_seconds = std::max(0.0, per_layer - attention_per_layer) * layers;
-    if (k == network) {
-      t.inter_node_bytes +=
-          accum * passes * static_cast<double>(p.cp - 1) * t.cp_block_bytes * layers;
-    }
-  }
-
-  // Pipeline: one activation send forward and one gradient send backward per micro-batch per
-  // boundary, s·b·h·2 bytes, split by tp with scatter/gather (Narayanan et al. 2021 §4.1).
-  if (p.pp > 1) {
-    const std::size_t k = axis_tier(p, c, Axis::pp);
-    t.pp_message_bytes = local_tokens * b * h * element_bytes / static_cast<double>(p.tp);
-    t.pp_seconds = p2p_messages_per_micro_batch(p) *
-                   cheapest_collective(Collective::point_to_point, 2, t.pp_message_bytes,
-                                       c.tiers[k]).seconds();
-    if (k == network) {
-      t.inter_node_bytes += accum * p2p_messages_per_micro_batch(p) * t.pp_message_bytes;
-    }
-  }
+  const StageShape g{static_cast<double>(stage_layers(m, p)),
+                     static_cast<double>(m.seq_len) / static_cast<double>(p.cp),
+                     static_cast<double>(p.micro_batch), static_cast<double>(p.grad_accum)};
+  add_scores_io(m, c, p, g, t);
+  add_tensor_parallel(m, c, p, g, t);
+  add_context_parallel(m, c, p, g, t);
+  add_pipeline(m, c, p, g, t);
 
   t.micro_batches = p.grad_accum;
   const double slot = t.micro_batch_seconds();
   t.bubble_seconds = bubble_slots(p) * slot;
   t.dp = data_parallel_traffic(m, c, p, f.forward() / flops_per_second,
                                f.backward() / flops_per_second);
-  if (t.dp.tier == network) t.inter_node_bytes += t.dp.bytes_per_step;
+  if (t.dp.tier == c.network_index()) t.inter_node_bytes += t.dp.bytes_per_step;
   t.step_seconds = static_cast<double>(p.grad_accum) * slot + t.bubble_seconds +
                    t.dp.exposed_seconds;
   t.global_sequences = static_cast<double>(p.dp * p.micro_batch * p.grad_accum);
