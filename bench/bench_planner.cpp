@@ -50,6 +50,15 @@ std::vector<planner::Plan> sample_plans(const Context& ctx, std::size_t count) {
   return plans;
 }
 
+/// What the search does for each configuration it times: the ledger and the step time.
+void evaluate_once(const Context& ctx, const planner::Plan& p) {
+  const planner::MemoryLedger l = planner::memory_ledger(ctx, p);
+  const planner::TrainingTime t =
+      planner::training_time(ctx.model, ctx.cluster, p, ctx.flops_per_second);
+  benchmark::DoNotOptimize(l);
+  benchmark::DoNotOptimize(t);
+}
+
 // (1) One evaluation: the ledger and the time of a pinned plan, as the search computes them.
 void evaluate_winner(benchmark::State& state) {
   const Context ctx = context_of("llama3-405b.json");
@@ -57,11 +66,7 @@ void evaluate_winner(benchmark::State& state) {
   options.keep = 1;
   const planner::Plan p = planner::search(ctx, options).ranked.front().plan;
   for (auto _ : state) {
-    const planner::MemoryLedger l = planner::memory_ledger(ctx, p);
-    const planner::TrainingTime t =
-        planner::training_time(ctx.model, ctx.cluster, p, ctx.flops_per_second);
-    benchmark::DoNotOptimize(l);
-    benchmark::DoNotOptimize(t);
+    evaluate_once(ctx, p);
   }
   state.SetItemsProcessed(state.iterations());
 }
@@ -74,11 +79,7 @@ void evaluate_mix(benchmark::State& state) {
   for (auto _ : state) {
     const planner::Plan& p = plans[i];
     i = i + 1 == plans.size() ? 0 : i + 1;
-    const planner::MemoryLedger l = planner::memory_ledger(ctx, p);
-    const planner::TrainingTime t =
-        planner::training_time(ctx.model, ctx.cluster, p, ctx.flops_per_second);
-    benchmark::DoNotOptimize(l);
-    benchmark::DoNotOptimize(t);
+    evaluate_once(ctx, p);
   }
   state.SetItemsProcessed(state.iterations());
   state.counters["plans"] = static_cast<double>(plans.size());
