@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -374,4 +376,56 @@ TEST_CASE("A sweep of scenario A over inter-node bandwidth changes the plan wher
       }
     }
   }
+}
+
+TEST_CASE("a measured step time calibrates the rate once: a sweep over the shape holds it",
+          "[sweep][calibration]") {
+  // Scenario A pins a plan with a measured time per micro-batch; the FLOP rate it implies
+  // (planner memory's effective_flops) belongs to the GPU, not to the shape. At 4× the
+  // sequence length the measured time would imply a rate above twice the peak, which stopped
+  // the sweep at that point; held, the sweep runs, and each point's plan is the plan of the
+  // same scenario with that rate given as gpu.flops and no measured time.
+  const cli_harness::Run memory =
+      cli_harness::run({"memory", "scenarios/a.json", "--format", "json"});
+  REQUIRE(memory.code == 0);
+  const double rate = json::parse(memory.out).at("effective_flops").get<double>();
+  const cli_harness::Run swept = cli_harness::run(
+      {"sweep", "scenarios/a.json", "--vary", "/model/seq_len=16384", "--format", "jsonl",
+       "--no-progress"});
+  INFO(swept.err);
+  REQUIRE(swept.code == 0);
+  const json point = json::parse(swept.out);
+  REQUIRE(point.at("status") == "ok");
+  CHECK(point.at("best").at("time").at("mfu").get<double>() <= 1.0);
+
+  json a = json::parse(std::ifstream(std::string(PLANNER_SOURCE_DIR) + "/scenarios/a.json"));
+  a["workload"].erase("step_time_per_micro_batch");
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "planner-test-a-explicit-rate.json").string();
+  std::ofstream(path) << a.dump();
+  const cli_harness::Run explicit_rate = cli_harness::run(
+      {"plan", path, "--set", "/model/seq_len=16384", "--set",
+       fmt::format("/cluster/gpu/flops={}", rate), "--format", "json"});
+  std::filesystem::remove(path);
+  INFO(explicit_rate.err);
+  REQUIRE(explicit_rate.code == 0);
+  const json best = json::parse(explicit_rate.out).at("best");
+  CHECK(point.at("best").at("description") == best.at("description"));
+  CHECK(point.at("best").at("time").at("step").get<double>() ==
+        Approx(best.at("time").at("step").get<double>()).epsilon(1e-12));
+}
+
+TEST_CASE("a sweep over the measured step time itself calibrates at each point",
+          "[sweep][calibration]") {
+  // Twice the measured time is half the rate: a compute-bound winner's step takes longer.
+  const cli_harness::Run swept = cli_harness::run(
+      {"sweep", "scenarios/a.json", "--vary", "/workload/step_time_per_micro_batch=0.7s,1.4s",
+       "--format", "jsonl", "--no-progress"});
+  INFO(swept.err);
+  REQUIRE(swept.code == 0);
+  const std::vector<std::string> rows = lines(swept.out);
+  REQUIRE(rows.size() == 2);
+  const double fast = json::parse(rows[0]).at("best").at("time").at("step").get<double>();
+  const double slow = json::parse(rows[1]).at("best").at("time").at("step").get<double>();
+  CHECK(slow > 1.5 * fast);
 }

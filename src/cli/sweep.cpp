@@ -183,9 +183,18 @@ std::string csv_cell(const json& v) {
   return csv_field(v.dump());
 }
 
+constexpr std::string_view measured_pointer = "/workload/step_time_per_micro_batch";
+
 /// The grid: axes, and the index of each axis's value at a point (the first axis slowest).
 struct Grid {
   std::vector<SweepAxis> axes;
+  /// The FLOP rate the base scenario's measured step time implies, held at every point, or
+  /// none. A measured time calibrates the GPU's rate on the pinned plan (io/context); a sweep
+  /// over the model's shape or the cluster keeps that rate, as the thresholds do, instead of
+  /// re-deriving one from a time measured for another shape (which made every point's step
+  /// take the measured time, and stopped sweeps whose points implied a rate above the peak).
+  /// A sweep that varies the measured time itself calibrates at each point.
+  std::optional<double> held_rate;
   [[nodiscard]] std::vector<std::size_t> index_of(std::size_t i) const {
     std::vector<std::size_t> idx(axes.size());
     for (std::size_t a = axes.size(); a-- > 0;) {
@@ -200,6 +209,9 @@ struct Grid {
     const std::vector<std::size_t> idx = index_of(i);
     for (std::size_t a = 0; a < axes.size(); ++a) {
       doc[json::json_pointer(axes[a].pointer)] = axes[a].values[idx[a]];
+    }
+    if (held_rate && doc.contains("workload") && doc["workload"].is_object()) {
+      doc["workload"].erase("step_time_per_micro_batch");  // measured_pointer's key
     }
     return doc;
   }
@@ -217,7 +229,11 @@ std::string run_point(const json& base, const Grid& grid, std::size_t i, const s
   std::string warning;  // the pinned plan only matters for comparison; counted, warned at the end
   const Scenario s = load_scenario_for_search(doc, point_origin(origin, i), warning);
   plan_dropped = !warning.empty();
-  const Context ctx = make_context(s);
+  Context ctx = make_context(s);
+  if (grid.held_rate) {
+    ctx.flops_per_second = *grid.held_rate;
+    ctx.calibrated = true;
+  }
   SearchOptions options;
   options.keep = 1;
   options.accounting = false;  // only the winner is printed
@@ -324,6 +340,15 @@ int run_sweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
     if (points > max_points) {
       throw InputError("--vary", "", fmt::format("the grid has more than {} points", max_points));
     }
+  }
+  const bool varies_measured = std::any_of(grid.axes.begin(), grid.axes.end(), [](const SweepAxis& a) {
+    // The measured time's pointer or an object above it (/workload).
+    return measured_pointer.starts_with(a.pointer) &&
+           (a.pointer.size() == measured_pointer.size() || measured_pointer[a.pointer.size()] == '/');
+  });
+  if (!varies_measured && scenario.workload.kind == WorkloadKind::training &&
+      scenario.workload.training.step_time_per_micro_batch_seconds > 0) {
+    grid.held_rate = make_context(scenario).flops_per_second;
   }
   const std::pair<std::size_t, std::size_t> range = shard_range(args.shard, points);
   const std::size_t first = range.first;
