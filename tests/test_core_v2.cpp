@@ -9,6 +9,7 @@
 
 #include "cli_harness.hpp"
 #include "planner/inputs/plan.hpp"
+#include "planner/model/placement.hpp"
 #include "planner/model/schedule.hpp"
 
 using nlohmann::json;
@@ -111,4 +112,33 @@ TEST_CASE("1F1B: p − s − 1 warm-up forwards, then alternation, every pass on
   }
   CHECK(planner::bubble_fraction(p) == Approx(3.0 / 6.0));
   CHECK(planner::in_flight_micro_batches(p) == 4);
+}
+
+TEST_CASE("axis_tiers gives every axis the tier axis_tier gives it, on three tiers",
+          "[core_v2][placement]") {
+  // The one-pass computation the search's placement loop uses against the per-axis rule
+  // (stride·degree divides the domain, docs/model.md §5), over every order of the axes.
+  using namespace planner;
+  Cluster c;
+  c.nodes = 16;
+  c.gpus_per_node = 4;
+  c.tiers = {Tier{1e12, 1e-6, 0, true, "intra_node"}, Tier{5e11, 2e-6, 16, false, "rack"},
+             Tier{5e10, 5e-6, 0, false, "inter_node"}};
+  for (const std::array<std::int64_t, 4> d :
+       {std::array<std::int64_t, 4>{2, 2, 4, 4}, {4, 1, 8, 2}, {1, 8, 2, 4}, {8, 2, 1, 4}}) {
+    Plan p;
+    p.tp = d[0];
+    p.cp = d[1];
+    p.dp = d[2];
+    p.pp = d[3];
+    Placement order = default_placement;
+    std::sort(order.begin(), order.end());
+    do {
+      p.placement = order;
+      const auto all = axis_tiers(p, c);
+      for (const AxisInfo& row : axes) {
+        CHECK(all[static_cast<std::size_t>(row.axis)] == axis_tier(p, c, row.axis));
+      }
+    } while (std::next_permutation(order.begin(), order.end()));
+  }
 }

@@ -54,6 +54,38 @@ template <std::size_t N>
   return group_tier(p, c, row.group, row.group_size);
 }
 
+/// Every axis's tier at once (axis_tier for each row of the axis table): the strides in one
+/// pass over the placement, then the innermost tier holding each group. The search's
+/// placement loop (distinct_placements) calls this for every order of the axes.
+[[nodiscard]] inline std::array<std::size_t, axis_count> axis_tiers(const Plan& p,
+                                                                    const Cluster& c) noexcept {
+  // block[a]: stride·degree, the aligned block one group of `a` spans; 0 for degree 1, whose
+  // groups are single ranks and fit anywhere.
+  std::array<std::int64_t, axis_count> block{};
+  std::int64_t s = 1;
+  for (const Axis a : p.placement) {
+    const std::int64_t d = degree(p, a);
+    block[static_cast<std::size_t>(a)] = d <= 1 ? 0 : s * d;
+    s *= d;
+  }
+  const std::size_t last = c.network_index();
+  std::array<std::size_t, axis_count> out{};
+  for (const AxisInfo& row : axes) {
+    std::size_t k = 0;
+    for (; k < last; ++k) {
+      const std::int64_t domain = domain_gpus(c, k);
+      bool inside = true;
+      for (std::size_t i = 0; i < row.group_size && inside; ++i) {
+        const std::int64_t b = block[static_cast<std::size_t>(row.group[i])];
+        inside = b == 0 || domain % b == 0;
+      }
+      if (inside) break;
+    }
+    out[static_cast<std::size_t>(row.axis)] = k;
+  }
+  return out;
+}
+
 /// The shape of a group on the tiers: how many of its ranks one domain of each tier holds
 /// (the last tier holds them all). A hierarchical collective runs one phase per tier.
 struct GroupShape {

@@ -111,9 +111,9 @@ struct PlacementList {
     Plan p = base;
     p.placement = order;
     std::uint32_t signature = 0;
-    for (const AxisInfo& row : axes) {
+    for (const std::size_t tier : axis_tiers(p, c)) {
       signature = signature * static_cast<std::uint32_t>(c.tiers.size()) +
-                  static_cast<std::uint32_t>(axis_tier(p, c, row.axis));
+                  static_cast<std::uint32_t>(tier);
     }
     if (std::find(seen.begin(), seen.begin() + static_cast<std::ptrdiff_t>(out.size),
                   signature) == seen.begin() + static_cast<std::ptrdiff_t>(out.size)) {
