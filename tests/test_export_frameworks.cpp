@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli_harness.hpp"
 
@@ -16,9 +17,26 @@ using nlohmann::json;
 
 namespace {
 
-const char* const scenarios[] = {"scenarios/q1-llama-3.1-8b-one-node.json",
-                                 "scenarios/q2-llama-3.1-70b-64-h100.json",
-                                 "scenarios/q6-gpt-3-175b-1024-a100.json"};
+/// A scenario and the --fix items laid over it ("" for none): the pinned pipelines exercise
+/// the micro-batch keys of both formats and DeepSpeed's pipeline section.
+struct Case {
+  const char* scenario;
+  const char* fix;
+};
+
+const Case cases[] = {{"scenarios/q1-llama-3.1-8b-one-node.json", ""},
+                      {"scenarios/q2-llama-3.1-70b-64-h100.json", ""},
+                      {"scenarios/q6-gpt-3-175b-1024-a100.json", ""},
+                      {"scenarios/q2-llama-3.1-70b-64-h100.json", "pp=4,recompute=full"},
+                      {"scenarios/q2-llama-3.1-70b-64-h100.json", "pp=4,tp=2"}};
+
+std::vector<std::string> with_fix(std::vector<std::string> args, const Case& c) {
+  if (*c.fix != '\0') {
+    args.emplace_back("--fix");
+    args.emplace_back(c.fix);
+  }
+  return args;
+}
 
 /// The subset of TOML the export writes: `[section]` lines, `key = value` lines (integers and
 /// double-quoted strings), `#` comment lines. Returns "section.key" → value, quotes removed.
@@ -52,9 +70,9 @@ std::int64_t integer(const std::map<std::string, std::string>& t, const std::str
 }
 
 /// The plan `planner plan --framework F` recommends, as JSON.
-json recommended(const std::string& scenario, const std::string& framework) {
-  const auto planned = cli_harness::run(
-      {"plan", scenario, "--framework", framework, "--format", "json", "--no-thresholds"});
+json recommended(const Case& c, const std::string& framework) {
+  const auto planned = cli_harness::run(with_fix(
+      {"plan", c.scenario, "--framework", framework, "--format", "json", "--no-thresholds"}, c));
   REQUIRE(planned.code == 0);
   return json::parse(planned.out).at("best");
 }
@@ -81,11 +99,12 @@ const std::set<std::string> torchtitan_keys{
     "activation_checkpoint.selective_ac_option"};
 
 TEST_CASE("torchtitan TOML round-trips to the recommended plan", "[export]") {
-  for (const char* scenario : scenarios) {
-    INFO(scenario);
-    const auto exported = cli_harness::run({"export", scenario, "--to", "torchtitan"});
+  for (const Case& c : cases) {
+    INFO(c.scenario << " --fix " << c.fix);
+    const auto exported =
+        cli_harness::run(with_fix({"export", c.scenario, "--to", "torchtitan"}, c));
     REQUIRE(exported.code == 0);
-    const json best = recommended(scenario, "torchtitan");
+    const json best = recommended(c, "torchtitan");
     const auto t = parse_toml(exported.out);
     for (const auto& [key, value] : t) {
       INFO(key);
@@ -135,11 +154,12 @@ const std::set<std::string> deepspeed_keys{
     "/activation_checkpointing/cpu_checkpointing"};
 
 TEST_CASE("DeepSpeed JSON round-trips to the recommended plan", "[export]") {
-  for (const char* scenario : scenarios) {
-    INFO(scenario);
-    const auto exported = cli_harness::run({"export", scenario, "--to", "deepspeed"});
+  for (const Case& run : cases) {
+    INFO(run.scenario << " --fix " << run.fix);
+    const auto exported =
+        cli_harness::run(with_fix({"export", run.scenario, "--to", "deepspeed"}, run));
     REQUIRE(exported.code == 0);
-    const json best = recommended(scenario, "deepspeed");
+    const json best = recommended(run, "deepspeed");
     const json c = json::parse(exported.out);  // the whole output is the config file
     const json flat = c.flatten();
     for (const auto& [pointer, value] : flat.items()) {
