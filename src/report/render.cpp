@@ -379,6 +379,13 @@ std::string report_text(const PlanReport& r) {
       verdict = "the same answer";
     } else if (!r.pinned->fits()) {
       verdict = "the recommendation fits";
+    } else if (ctx.workload.kind == WorkloadKind::training && ratio * (1 + time_resolution) >= 1 &&
+               seconds_per_unit(ctx, *r.pinned) <= r.result.band_limit) {
+      // Inside the tolerance band (docs/ranking.md §2): one of the plans the model calls equal.
+      verdict = fmt::format("tied with the recommendation within {:g} %, the model's resolution "
+                            "({:.1f} % {})",
+                            100 * time_resolution, 100 * std::abs(ratio - 1),
+                            ratio >= 1 ? "slower" : "faster");
     } else if (ratio < 1) {
       verdict = fmt::format("the recommendation is {:.1f} % slower", 100 * (1 - ratio));
     }
