@@ -26,7 +26,7 @@ const std::vector<Command>& commands() {
                     "measurements; predict a target with a band", add_calibrate},
       {"list", "List the model presets or catalog GPUs a scenario can name", add_list},
       {"import", "A Hugging Face config.json as a scenario's model object", add_import},
-      {"export", "The best plan Megatron-LM can launch, as its arguments", add_export},
+      {"export", "The best plan a framework can launch, as its arguments or config", add_export},
   };
   return table;
 }

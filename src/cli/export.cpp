@@ -10,8 +10,8 @@
 #include "planner/search/constraints.hpp"
 #include "planner/search/search.hpp"
 
-/// `planner export FILE --to megatron`: the recommended plan under the framework's rules (or
-/// the pinned plan, checked against them) as launch arguments.
+/// `planner export FILE --to megatron|torchtitan|deepspeed`: the recommended plan under the
+/// framework's rules (or the pinned plan, checked against them) as launch arguments or config.
 
 namespace planner::cli {
 
@@ -24,24 +24,32 @@ struct ExportArgs {
   ConstraintArgs constraints;
 };
 
+const Exporter& exporter_named(std::string_view name) {
+  for (const Exporter& e : exporters) {
+    if (e.name == name) return e;
+  }
+  return exporters.front();  // unreachable: CLI11 checks the name against the table
+}
+
 int run_export(const ExportArgs& a, std::ostream& out, std::ostream& err) {
+  const Exporter& to = exporter_named(a.to);
   Scenario s = load_for_search(a.file, a.sets, err);
   apply_constraints(s, a.constraints);
-  s.constraints.framework = Framework::megatron;
+  s.constraints.framework = to.framework;
   if (s.workload.kind != WorkloadKind::training) {
     throw InputError(s.origin, "/workload/kind", "export writes training launch arguments");
   }
   const Context ctx = make_context(s);
   if (s.plan) {
-    const std::string_view why = framework_config_violation(Framework::megatron, *s.plan);
-    const std::string_view order = framework_placement_violation(Framework::megatron, *s.plan);
+    const std::string_view why = framework_config_violation(to.framework, *s.plan);
+    const std::string_view order = framework_placement_violation(to.framework, *s.plan);
     if (!why.empty() || !order.empty()) {
       throw InputError(s.origin, "/plan",
                        fmt::format("the pinned plan cannot be launched: {}; remove the plan to "
-                                   "export the best one Megatron-LM can launch",
-                                   why.empty() ? order : why));
+                                   "export the best one {} can launch",
+                                   why.empty() ? order : why, to.label));
     }
-    out << megatron_arguments(ctx, *s.plan);
+    out << to.write(ctx, *s.plan);
     return exit_ok;
   }
   SearchOptions options;
@@ -49,11 +57,17 @@ int run_export(const ExportArgs& a, std::ostream& out, std::ostream& err) {
   options.accounting = false;
   const SearchResult r = search(ctx, options);
   if (!r.found()) {
-    err << "planner: no plan Megatron-LM can launch fits\n";
+    err << fmt::format("planner: no plan {} can launch fits\n", to.label);
     return exit_no;
   }
-  out << megatron_arguments(ctx, r.ranked.front().plan);
+  out << to.write(ctx, r.ranked.front().plan);
   return exit_ok;
+}
+
+std::vector<std::string> export_names() {
+  std::vector<std::string> names;
+  for (const Exporter& e : exporters) names.emplace_back(e.name);
+  return names;
 }
 
 }  // namespace
@@ -61,8 +75,8 @@ int run_export(const ExportArgs& a, std::ostream& out, std::ostream& err) {
 Runner add_export(CLI::App& sub) {
   auto a = std::make_shared<ExportArgs>();
   add_scenario_argument(sub, a->file);
-  sub.add_option("--to", a->to, "Framework to write for")
-      ->check(CLI::IsMember({"megatron"}))
+  sub.add_option("--to", a->to, "Framework to write for: megatron, torchtitan or deepspeed")
+      ->check(CLI::IsMember(export_names()))
       ->default_val(a->to);
   add_sets(sub, a->sets);
   add_constraints(sub, a->constraints);

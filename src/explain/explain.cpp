@@ -123,11 +123,11 @@ Alternative alternative(const Context& ctx, const SearchResult& result, Alternat
   if (r.found()) {
     alt.best = r.ranked.front();
     alt.slower = seconds_per_unit(ctx, *alt.best) / seconds_per_unit(ctx, best) - 1.0;
-    alt.key = rank_key(ctx, *alt.best);
+    alt.key = with_band(rank_key(ctx, *alt.best), ctx.workload.kind, result.band_limit);
     alt.best_key = result.keys.front();
     if (alt.key.misses_slo) {
       alt.outcome = AlternativeOutcome::misses_slo;
-    } else if (alt.key.time == alt.best_key.time) {
+    } else if (alt.key.band == alt.best_key.band && alt.key.time == alt.best_key.time) {
       alt.outcome = AlternativeOutcome::ties;
       alt.criterion = deciding_criterion(alt.best_key, alt.key);
     } else {

@@ -29,17 +29,21 @@ struct OutOfBudget {};
 /// The work one scan may still spend on reruns of the search.
 class ScanBudget {
  public:
-  /// recommend(), within the budget; throws OutOfBudget when the search would pass it.
-  std::optional<Plan> recommend(const Context& ctx) {
+  /// The recommendation and the plans tied with it (training: every plan inside the
+  /// tolerance band, the recommendation first; empty when none fits), within the budget;
+  /// throws OutOfBudget when the search would pass it.
+  std::vector<Plan> equals(const Context& ctx) {
     SearchOptions options;
     options.keep = 1;
     options.accounting = false;
+    options.whole_band = true;
     options.work_limit = left_;
     const SearchResult r = search(ctx, options);
     left_ -= r.work;
     if (r.incomplete || left_ <= 0) throw OutOfBudget{};
-    if (!r.found()) return std::nullopt;
-    return r.ranked.front().plan;
+    std::vector<Plan> out;
+    for (const Evaluation& e : r.ranked) out.push_back(e.plan);
+    return out;
   }
 
  private:
@@ -143,8 +147,16 @@ std::vector<Input> inputs(const Context& ctx) {
   return out;
 }
 
-bool same(const Context& ctx, const std::optional<Plan>& a, const Plan& b) {
-  return a && same_answer(ctx, *a, b);
+/// Whether `b` is still one of the equals at a probe: thresholds are drawn between classes of
+/// plans the model cannot tell apart, so a swap inside the band is no threshold.
+bool same(const Context& ctx, const std::vector<Plan>& equals, const Plan& b) {
+  return std::any_of(equals.begin(), equals.end(),
+                     [&](const Plan& a) { return same_answer(ctx, a, b); });
+}
+
+std::optional<Plan> first(const std::vector<Plan>& equals) {
+  if (equals.empty()) return std::nullopt;
+  return equals.front();
 }
 
 /// Scan from the scenario's value in factor-2 steps (one direction) up to `range`, then
@@ -156,7 +168,7 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
   auto at = [&](double v) {
     Context ctx = base;
     in.set(ctx, v);
-    return budget.recommend(ctx);
+    return budget.equals(ctx);
   };
   auto valid = [&](double v) {
     if (in.integer && v < 1) return false;
@@ -170,21 +182,21 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
     if (downward ? next < limit : next > limit) next = limit;
     if (in.integer) next = downward ? std::floor(next) : std::ceil(next);
     if (next == v || !valid(next)) return std::nullopt;
-    const std::optional<Plan> plan = at(next);
-    if (!same(base, plan, best)) {
+    const std::vector<Plan> plans = at(next);
+    if (!same(base, plans, best)) {
       // Bisect between same_value (same answer) and next (different).
       double lo = same_value, hi = next;
-      std::optional<Plan> other = plan;
+      std::optional<Plan> other = first(plans);
       for (int i = 0; i < 40; ++i) {
         const double mid = in.integer ? std::floor((lo + hi) / 2) : std::sqrt(lo * hi);
         if (in.integer ? std::abs(hi - lo) <= 1 : std::abs(hi / lo - 1) < 1e-3) break;
         if (mid == lo || mid == hi) break;
-        const std::optional<Plan> mp = at(mid);
+        const std::vector<Plan> mp = at(mid);
         if (same(base, mp, best)) {
           lo = mid;
         } else {
           hi = mid;
-          other = mp;
+          other = first(mp);
         }
       }
       Threshold t;
@@ -226,14 +238,14 @@ std::optional<Threshold> node_size(const Context& base, const Plan& best, bool d
     Context ctx = base;
     ctx.cluster.gpus_per_node = d;
     ctx.cluster.nodes = world / d;
-    const std::optional<Plan> plan = budget.recommend(ctx);
-    if (!same(ctx, plan, best)) {
+    const std::vector<Plan> plans = budget.equals(ctx);
+    if (!same(ctx, plans, best)) {
       Threshold t;
       t.parameter = "/cluster/gpus_per_node";
       t.base_value = static_cast<double>(now);
       t.value = static_cast<double>(d);
       t.side = downward ? ThresholdSide::below : ThresholdSide::above;
-      t.plan = plan;
+      t.plan = first(plans);
       t.gpus_per_node = d;
       t.world_kept = true;
       return t;

@@ -256,6 +256,10 @@ json report_json(const PlanReport& r) {
   json ranked = json::array();
   for (const Evaluation& e : r.result.ranked) ranked.push_back(plan_json(ctx, e));
   j["ranked"] = ranked;
+  // Training: how many plans the model cannot tell apart from the fastest (docs/ranking.md §2).
+  if (ctx.workload.kind == WorkloadKind::training && r.result.found()) {
+    j["tied"] = json{{"plans", r.result.tied}, {"tolerance", time_resolution}};
+  }
   if (r.pinned) j["pinned"] = plan_json(ctx, *r.pinned);
   if (const std::optional<RestartBudget> b = plan_restart_budget(r)) {
     j["resilience"] = restart_budget_json(*b);
@@ -293,6 +297,15 @@ json report_json(const PlanReport& r) {
 }
 
 namespace {
+
+/// "N plans are within 1 % ...": the recommendation is the simplest of the plans the model
+/// cannot tell apart (docs/ranking.md §2); empty when it stands alone.
+std::string tied_line(const SearchResult& r) {
+  if (r.tied <= 1) return {};
+  return fmt::format("  {} plans are within {:g} % of the fastest, the model's resolution; "
+                     "this is the simplest of them\n",
+                     r.tied, 100 * time_resolution);
+}
 
 /// The five parts of the explanation and the alternatives, in words.
 std::string explanation_text(const PlanReport& r) {
@@ -356,6 +369,7 @@ std::string report_text(const PlanReport& r) {
   const Evaluation& best = r.result.ranked.front();
   if (ctx.workload.kind == WorkloadKind::serving) out += slo_missed_line(ctx, best);
   out += fmt::format("Recommendation: {}\n  {}\n", describe(ctx, best.plan), headline(ctx, best));
+  out += tied_line(r.result);
   if (r.pinned) {
     const double ratio = seconds_per_unit(ctx, *r.pinned) / seconds_per_unit(ctx, best);
     // A plan that does not fit has no speed to compare, and a pinned plan off the searched
@@ -365,6 +379,13 @@ std::string report_text(const PlanReport& r) {
       verdict = "the same answer";
     } else if (!r.pinned->fits()) {
       verdict = "the recommendation fits";
+    } else if (ctx.workload.kind == WorkloadKind::training && ratio * (1 + time_resolution) >= 1 &&
+               seconds_per_unit(ctx, *r.pinned) <= r.result.band_limit) {
+      // Inside the tolerance band (docs/ranking.md §2): one of the plans the model calls equal.
+      verdict = fmt::format("tied with the recommendation within {:g} %, the model's resolution "
+                            "({:.1f} % {})",
+                            100 * time_resolution, 100 * std::abs(ratio - 1),
+                            ratio >= 1 ? "slower" : "faster");
     } else if (ratio < 1) {
       verdict = fmt::format("the recommendation is {:.1f} % slower", 100 * (1 - ratio));
     }
@@ -386,7 +407,8 @@ std::string report_text(const PlanReport& r) {
     out += "\nRunners-up\n";
     for (std::size_t i = 1; i < r.result.ranked.size(); ++i) {
       const Evaluation& e = r.result.ranked[i];
-      out += fmt::format("  {:>2}. {}: {}\n", i + 1, describe(ctx, e.plan), headline(ctx, e));
+      const std::string rank = i < r.result.tied ? "=1" : std::to_string(i + 1);
+      out += fmt::format("  {:>2}. {}: {}\n", rank, describe(ctx, e.plan), headline(ctx, e));
     }
   }
   out += fmt::format("\nSearch: {} configurations evaluated, {} fit", r.result.evaluated,

@@ -4,6 +4,7 @@
 // only, so that everything here inlines into the search loops as before the split).
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -66,33 +67,40 @@ inline constexpr std::array<const char*, 3> kind_names{"batch", "divisibility", 
 class Collector {
  public:
   Collector(const Context& ctx, const SearchOptions& options, SearchResult& result)
-      : ctx_(ctx), keep_(options.keep), result_(result) {
+      : ctx_(ctx), keep_(options.keep), result_(result), whole_band_(options.whole_band) {
     top_.reserve(keep_ + 1);
   }
 
   /// True when the top list is full: only a key below the last entry's can still enter.
   [[nodiscard]] bool full() const noexcept { return keep_ == 0 || top_.size() == keep_; }
 
-  /// The time step a plan must not exceed to have a chance (valid when full() and keep > 0).
-  [[nodiscard]] std::int64_t worst_time_step() const noexcept { return top_.back().first.time; }
-
-  /// True when a plan whose seconds per token are at least `lower_bound` cannot enter: its
-  /// time step is then at least time_step(lower_bound) (time_step is non-decreasing), which
-  /// is strictly above the last kept key's, and the time step is the key's first field for
-  /// training (misses_slo is 0).
+  /// True when a training plan whose seconds per token are at least `lower_bound` cannot
+  /// enter: it is outside the band of the fastest plan so far (the band only narrows), and
+  /// slower than every kept plan, which rank by exact time outside the band (rank.hpp).
   [[nodiscard]] bool beyond(double lower_bound) const noexcept {
+    if (keep_ == 0) return true;
     if (!full()) return false;
-    return keep_ == 0 || past_worst_step(lower_bound);
+    return lower_bound > band_limit(fastest_) && lower_bound > top_.back().first.exact_time;
   }
 
   void offer_training(const Plan& p, const MemoryLedger& ledger, const TrainingTime& t) {
-    if (keep_ == 0) return;
-    if (full() && past_worst_step(1.0 / t.tokens_per_second)) return;
+    const double seconds = 1.0 / t.tokens_per_second;
+    if (beyond(seconds)) return;
     Evaluation e;
     e.plan = p;
     e.memory = ledger;
     e.training = t;
-    insert(e);
+    const RankKey key = rank_key(ctx_, e);
+    if (seconds < fastest_) {
+      fastest_ = seconds;
+      std::erase_if(band_, [&](const auto& entry) {
+        return entry.first.exact_time > band_limit(fastest_);
+      });
+    }
+    if (seconds <= band_limit(fastest_)) band_.emplace_back(key, e);
+    // The top list holds the fastest `keep` by exact time: the plans outside the final band
+    // come from it (the band is a prefix of that order).
+    insert(with_band(key, WorkloadKind::training, 0.0), e);
   }
 
   void offer_serving(const Plan& p, const MemoryLedger& ledger, const ServingTime& t) {
@@ -101,7 +109,7 @@ class Collector {
     e.plan = p;
     e.memory = ledger;
     e.serving = t;
-    insert(e);
+    insert(rank_key(ctx_, e), e);
   }
 
   void reject(Kind kind, const Plan& p, double excess, std::int64_t count,
@@ -119,9 +127,13 @@ class Collector {
   }
 
   void finish() {
-    for (auto& [key, e] : top_) {
-      result_.keys.push_back(key);
-      result_.ranked.push_back(e);
+    if (ctx_.workload.kind == WorkloadKind::training && !top_.empty()) {
+      finish_training();
+    } else {
+      for (auto& [key, e] : top_) {
+        result_.keys.push_back(key);
+        result_.ranked.push_back(e);
+      }
     }
     for (std::size_t k = 0; k < kind_names.size(); ++k) {
       if (counts_[k] > 0) result_.rejected_by_kind[kind_names[k]] = counts_[k];
@@ -130,35 +142,46 @@ class Collector {
   }
 
  private:
-  /// time_step(seconds) > worst_time_step(), without a logarithm away from the step's end:
-  /// time_step is floor(log(x)/log1p(0.01)), which passes the worst kept step at
-  /// x* = exp((step + 1)·log1p(0.01)); a relative distance of 1e-9 from x* moves the quotient
-  /// by about 1e-7, far more than the few ulps log, exp and the division can be off, so only
-  /// inside that band is the logarithm needed.
-  [[nodiscard]] bool past_worst_step(double seconds) const noexcept {
-    if (seconds < worst_step_end_ * (1.0 - 1e-9)) return false;
-    if (seconds > worst_step_end_ * (1.0 + 1e-9)) return true;
-    return time_step(seconds) > worst_time_step();
-  }
-
-  void insert(const Evaluation& e) {
-    const RankKey key = rank_key(ctx_, e);
+  void insert(const RankKey& key, const Evaluation& e) {
     if (full() && !(key < top_.back().first)) return;
     auto at = std::upper_bound(top_.begin(), top_.end(), key,
                                [](const RankKey& k, const auto& entry) { return k < entry.first; });
     top_.insert(at, {key, e});
     if (top_.size() > keep_) top_.pop_back();
-    if (full()) {
-      worst_step_end_ = std::exp(static_cast<double>(worst_time_step() + 1) *
-                                 std::log1p(time_resolution));
+  }
+
+  /// The band's plans, simplest first (the key's tail), then the rest by exact time.
+  void finish_training() {
+    const double limit = band_limit(fastest_);
+    std::vector<std::pair<RankKey, Evaluation>> ranked;
+    for (const auto& [key, e] : band_) {
+      ranked.emplace_back(with_band(key, WorkloadKind::training, limit), e);
+    }
+    std::sort(ranked.begin(), ranked.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    result_.tied = ranked.size();
+    result_.band_limit = limit;
+    const std::size_t size = whole_band_ ? std::max(keep_, ranked.size()) : keep_;
+    if (ranked.size() > size) ranked.resize(size);
+    for (const auto& [key, e] : top_) {
+      if (ranked.size() == size) break;
+      if (key.exact_time > limit) ranked.emplace_back(key, e);
+    }
+    for (auto& [key, e] : ranked) {
+      result_.keys.push_back(key);
+      result_.ranked.push_back(std::move(e));
     }
   }
 
   const Context& ctx_;
   std::size_t keep_;
   SearchResult& result_;
+  bool whole_band_;
+  /// Training: the fastest `keep` plans by exact time; serving: the best `keep` keys.
   std::vector<std::pair<RankKey, Evaluation>> top_;
-  double worst_step_end_ = 0;  ///< where the last kept key's time step ends (when full)
+  /// Training: every plan inside the band of the fastest so far (a superset of the final band).
+  std::vector<std::pair<RankKey, Evaluation>> band_;
+  double fastest_ = std::numeric_limits<double>::infinity();
   std::array<std::int64_t, 3> counts_{};
   std::array<std::vector<Rejection>, 3> closest_;
 };

@@ -36,11 +36,26 @@ inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis:
       if (p.zero > 1) return "Megatron-LM shards optimizer state only (ZeRO-1)";
       return {};
     case Framework::torchtitan:
+      // torchtitan v0.2.2, models/llama3/infra/parallelize.py: FSDP2 over dp_shard x cp, or
+      // DDP only when it is the sole axis (fsdp_enabled: parallel_dims.py); tp always with
+      // sequence parallelism; attention by SDPA or flex.
       if (p.zero == 1 || p.zero == 2) return "torchtitan replicates (DDP) or fully shards (FSDP2)";
+      if (p.zero == 0 && p.cp > 1) return "torchtitan fully shards (FSDP2) over cp";
+      if (p.zero == 0 && p.dp > 1 && gpus(p) != p.dp) {
+        return "torchtitan's DDP runs with no other axis";
+      }
+      if (p.tp > 1 && !p.sequence_parallel) return "torchtitan's tp always shards the sequence";
+      if (!p.flash_attention) return "torchtitan's attention is always tiled (SDPA or flex)";
       return {};
     case Framework::deepspeed:
+      // DeepSpeed 0.19.6: runtime/pipe/engine.py (ZeRO < 2 with stages), AutoTP training with
+      // ZeRO 0-2 and no sequence sharding (docs/_tutorials/autotp-training.md), no selective
+      // recompute key (runtime/activation_checkpointing/config.py).
       if (p.cp > 1) return "DeepSpeed has no ring-attention context parallelism";
       if (p.pp > 1 && p.zero > 1) return "DeepSpeed's pipeline engine allows ZeRO-1 at most";
+      if (p.tp > 1 && p.zero == 3) return "DeepSpeed's AutoTP training takes ZeRO-2 at most";
+      if (p.tp > 1 && p.sequence_parallel) return "DeepSpeed's AutoTP does not shard the sequence";
+      if (p.recompute == Recompute::selective) return "DeepSpeed recomputes whole layers only";
       return {};
   }
   return {};

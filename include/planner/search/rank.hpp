@@ -11,12 +11,18 @@
 
 namespace planner {
 
-/// The time model's resolution: throughputs (or latencies) within the same 1 % step of a
-/// logarithmic scale count as equal, and the simpler plan wins among them. The model's own
-/// inputs (an effective FLOP rate, per-hop latencies) are not known better than that.
+/// The time model's resolution: the model's inputs (an effective FLOP rate, per-hop latencies)
+/// are not known better than 1 % (docs/ranking.md §2). Training plans whose seconds per token
+/// are within this fraction of the fastest plan's are equal (the tolerance band), and the
+/// simplest of them wins.
 inline constexpr double time_resolution = 0.01;
 
-/// Index of the 1 % logarithmic step `seconds` falls in.
+/// The slowest seconds per unit still inside the band of a fastest plan at `fastest_seconds`.
+[[nodiscard]] inline double band_limit(double fastest_seconds) noexcept {
+  return fastest_seconds * (1.0 + time_resolution);
+}
+
+/// Index of the 1 % logarithmic step `seconds` falls in (serving's latency classes).
 [[nodiscard]] inline std::int64_t time_step(double seconds) noexcept {
   return static_cast<std::int64_t>(std::floor(std::log(seconds) / std::log1p(time_resolution)));
 }
@@ -29,7 +35,12 @@ inline constexpr double time_resolution = 0.01;
 
 struct RankKey {
   std::int64_t misses_slo = 0;  ///< serving: 1 when the per-token time exceeds the SLO
-  std::int64_t time = 0;        ///< step of seconds per token (training) or per decode step
+  /// Training: 0 inside the tolerance band of the fastest plan, 1 outside (with_band); serving:
+  /// 0. Serving's latency step is `time` below.
+  int band = 0;
+  /// Training: 0 inside the band, the exact seconds per token outside it, so plans outside
+  /// the band rank by speed alone. Serving: the 1 % step of seconds per decode step.
+  double time = 0;
   std::int64_t throughput = 0;  ///< serving: step of seconds per generated token, all replicas
   int model_axes = 0;           ///< how many model-splitting axes are used (tp, cp, pp)
   int pipeline = 0;             ///< 1 with pipeline stages
@@ -45,9 +56,9 @@ struct RankKey {
   int placement = 0;
 
   [[nodiscard]] auto tie() const noexcept {
-    return std::tie(misses_slo, time, throughput, model_axes, pipeline, crossing_axes, inter_node_bytes, memory_bytes,
-                    exact_time, zero, recompute, dp, tp, pp, cp, micro_batch, flash, sp,
-                    placement);
+    return std::tie(misses_slo, band, time, throughput, model_axes, pipeline, crossing_axes,
+                    inter_node_bytes, memory_bytes, exact_time, zero, recompute, dp, tp, pp, cp,
+                    micro_batch, flash, sp, placement);
   }
   friend bool operator<(const RankKey& a, const RankKey& b) noexcept { return a.tie() < b.tie(); }
 };
@@ -58,7 +69,8 @@ struct RankKey {
   return code;
 }
 
-/// Training: maximise tokens per second (minimise seconds per token). Serving: meet the SLO,
+/// The key before the band is known (band 0): with_band places it. Training: within the band
+/// of the fastest plan, all equal; outside it, by seconds per token. Serving: meet the SLO,
 /// then minimise the per-token latency; among equal latencies prefer more tokens per second.
 /// Then, at equal time: fewer model-parallel axes, no pipeline, fewer axes crossing nodes
 /// (Narayanan et al. 2021 §3.3: tensor parallelism inside a node, pipeline across), fewer
@@ -78,7 +90,9 @@ struct RankKey {
     k.misses_slo = e.serving.meets_slo ? 0 : 1;
     k.throughput = time_step(1.0 / e.serving.tokens_per_second);
   }
-  k.time = time_step(k.exact_time);
+  if (ctx.workload.kind == WorkloadKind::serving) {
+    k.time = static_cast<double>(time_step(k.exact_time));
+  }
   for (const AxisInfo& row : axes) {
     if (!row.splits_model || degree(p, row.axis) <= 1) continue;
     ++k.model_axes;
@@ -96,6 +110,15 @@ struct RankKey {
   k.flash = p.flash_attention ? 0 : 1;
   k.sp = p.sequence_parallel ? 0 : 1;
   k.placement = placement_code(p.placement);
+  return k;
+}
+
+/// `k` placed against a band whose slowest member takes `limit` seconds per unit (training;
+/// serving keys are returned as they are): outside it, the key ranks by exact time first.
+[[nodiscard]] inline RankKey with_band(RankKey k, WorkloadKind kind, double limit) noexcept {
+  if (kind != WorkloadKind::training) return k;
+  k.band = k.exact_time > limit ? 1 : 0;
+  k.time = k.band == 1 ? k.exact_time : 0.0;
   return k;
 }
 

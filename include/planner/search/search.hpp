@@ -47,6 +47,9 @@ struct SearchOptions {
   /// Stop once the search has done this much work (SearchResult::work; 0: no limit); the
   /// result is then empty and `incomplete`. For reruns that may give up (thresholds).
   std::int64_t work_limit = 0;
+  /// Training: return every plan inside the tolerance band even past `keep` (thresholds ask
+  /// whether a plan is still one of the equals).
+  bool whole_band = false;
 };
 
 /// A configuration the search dropped, with the number that drops it.
@@ -59,7 +62,11 @@ struct Rejection {
 
 struct SearchResult {
   std::vector<Evaluation> ranked;  ///< best first, at most options.keep
-  std::vector<RankKey> keys;       ///< rank key of each ranked plan
+  std::vector<RankKey> keys;       ///< rank key of each ranked plan (placed in the band)
+  /// Training: how many plans lie inside the tolerance band of the fastest (all of them, not
+  /// only those in `ranked`, where they come first), and the band's slowest seconds per token.
+  std::size_t tied = 0;
+  double band_limit = 0;
   std::int64_t evaluated = 0;      ///< configurations considered: feasible + all rejected
   std::int64_t feasible = 0;       ///< configurations that fit (each timed on its placements)
   std::int64_t timed = 0;          ///< time-model evaluations run (pruning lowers it)

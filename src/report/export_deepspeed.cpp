@@ -1,0 +1,42 @@
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "planner/report/export.hpp"
+
+/// DeepSpeed config keys, DeepSpeed 0.19.6 (commit edaa7221267243c7be7fb49c5d5f5c4fb97b4641):
+/// deepspeed/runtime/constants.py (train_batch_size, train_micro_batch_size_per_gpu,
+/// gradient_accumulation_steps, bf16.enabled), deepspeed/runtime/zero/config.py
+/// (zero_optimization.stage), deepspeed/runtime/tensor_parallel/config.py
+/// (tensor_parallel.autotp_size), deepspeed/runtime/config.py get_pipeline_config
+/// (pipeline.stages, pipeline.activation_checkpoint_interval), and
+/// deepspeed/runtime/activation_checkpointing/config.py (activation_checkpointing.
+/// partition_activations, contiguous_memory_optimization, cpu_checkpointing). DeepSpeed checks
+/// train_batch_size = micro-batch · accumulation · data-parallel size (runtime/config.py
+/// _batch_assertion).
+
+namespace planner {
+
+std::string deepspeed_json(const Context& /*ctx*/, const Plan& p) {
+  nlohmann::ordered_json c;
+  c["train_batch_size"] = p.dp * p.micro_batch * p.grad_accum;
+  c["train_micro_batch_size_per_gpu"] = p.micro_batch;
+  c["gradient_accumulation_steps"] = p.grad_accum;
+  c["bf16"] = {{"enabled", true}};
+  c["zero_optimization"] = {{"stage", p.zero}};
+  if (p.tp > 1) c["tensor_parallel"] = {{"autotp_size", p.tp}};
+  if (p.pp > 1) {
+    // The engine takes its stage count from PipelineModule(num_stages=...) (runtime/pipe/
+    // engine.py: grid.pipe_parallel_size); "stages" records it for the launch script.
+    c["pipeline"] = {{"stages", p.pp},
+                     {"activation_checkpoint_interval", p.recompute == Recompute::full ? 1 : 0}};
+  }
+  if (p.recompute == Recompute::full) {
+    c["activation_checkpointing"] = {{"partition_activations", false},
+                                     {"contiguous_memory_optimization", false},
+                                     {"cpu_checkpointing", false}};
+  }
+  return c.dump(2) + "\n";
+}
+
+}  // namespace planner

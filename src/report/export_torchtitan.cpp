@@ -1,0 +1,74 @@
+#include <fmt/format.h>
+
+#include <string>
+
+#include "planner/report/explain_text.hpp"
+#include "planner/report/export.hpp"
+
+/// torchtitan job-config keys, torchtitan v0.2.2 (commit 73a0e6979dd10b6b1904098eb3c8f62c18ab87ce,
+/// the last release read from TOML), torchtitan/config/job_config.py: class Training
+/// (local_batch_size, global_batch_size, seq_len, mixed_precision_param), class Parallelism
+/// (data_parallel_replicate_degree, data_parallel_shard_degree, tensor_parallel_degree,
+/// pipeline_parallel_degree, context_parallel_degree, pipeline_parallel_schedule,
+/// pipeline_parallel_microbatch_size, pipeline_parallel_layers_per_stage,
+/// pipeline_parallel_first_stage_less_layers, pipeline_parallel_last_stage_less_layers), class
+/// ActivationCheckpoint (mode, selective_ac_option). The batch semantics are torchtitan/train.py's:
+/// gradient accumulation steps = global_batch_size / (local_batch_size · dp), and with stages
+/// torchtitan/distributed/pipeline_parallel.py cuts local_batch_size into micro-batches of
+/// pipeline_parallel_microbatch_size.
+
+namespace planner {
+
+namespace {
+
+std::string_view checkpoint_mode(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "none";
+}
+
+}  // namespace
+
+std::string torchtitan_toml(const Context& ctx, const Plan& p) {
+  const Model& m = ctx.model;
+  // With stages, a rank's micro-batches are the pipeline's: local_batch_size holds them all.
+  const std::int64_t local = p.pp > 1 ? p.micro_batch * p.grad_accum : p.micro_batch;
+  std::string out = fmt::format(
+      "# torchtitan job config (v0.2.2 torchtitan/config/job_config.py), NGPU={}: {}\n", gpus(p),
+      describe(ctx, p));
+  out += "[training]\n";
+  out += fmt::format("local_batch_size = {}\n", local);
+  out += fmt::format("global_batch_size = {}\n", p.dp * p.micro_batch * p.grad_accum);
+  out += fmt::format("seq_len = {}\n", m.seq_len);
+  out += "mixed_precision_param = \"bfloat16\"\n";
+  out += "\n[parallelism]\n";
+  // ZeRO-3 is FSDP2 over dp_shard × cp (parallel_dims.py fsdp_enabled); ZeRO-0 is DDP.
+  const bool shard = p.zero == 3;
+  out += fmt::format("data_parallel_replicate_degree = {}\n", shard ? 1 : p.dp);
+  out += fmt::format("data_parallel_shard_degree = {}\n", shard ? p.dp : 1);
+  out += fmt::format("tensor_parallel_degree = {}\n", p.tp);
+  out += fmt::format("pipeline_parallel_degree = {}\n", p.pp);
+  out += fmt::format("context_parallel_degree = {}\n", p.cp);
+  if (p.pp > 1) {
+    out += fmt::format("pipeline_parallel_schedule = \"{}\"\n",
+                       p.virtual_stages > 1 ? "Interleaved1F1B" : "1F1B");
+    out += fmt::format("pipeline_parallel_microbatch_size = {}\n", p.micro_batch);
+    if (p.virtual_stages > 1) {
+      out += fmt::format("pipeline_parallel_layers_per_stage = {}\n",
+                         m.layers / (p.pp * p.virtual_stages));
+    }
+    // The model splits the layers evenly (docs/model.md); torchtitan's default lightens the
+    // first and last stage by one layer each.
+    out += "pipeline_parallel_first_stage_less_layers = 0\n";
+    out += "pipeline_parallel_last_stage_less_layers = 0\n";
+  }
+  out += "\n[activation_checkpoint]\n";
+  out += fmt::format("mode = \"{}\"\n", checkpoint_mode(p.recompute));
+  if (p.recompute == Recompute::selective) out += "selective_ac_option = \"op\"\n";
+  return out;
+}
+
+}  // namespace planner
