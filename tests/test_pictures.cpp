@@ -149,6 +149,24 @@ TEST_CASE("plan --format html: the pipeline schedule of 1F1B ends after m + p - 
   CHECK(attribute_values(r.out, R"(rect [^>]*class="pass )", "data-stage").size() == 16 + 3920);
 }
 
+TEST_CASE("plan --format html: an interleaved pinned plan's schedule", "[pictures][B]") {
+  // B pinned at tp 4 x pp 8 x dp 2, m = 248, v = 2 (80 layers = 8 stages x 2 chunks x 5):
+  // 248 + (8 - 1)/2 = 251.5 slots (Narayanan et al. 2021 §2.2.2), 2·8·2·248 = 7936 passes.
+  const auto r = run({"plan", "scenarios/b.json", "--format", "html", "--no-thresholds", "--set",
+                      R"(/plan={"dp":2,"tp":4,"pp":8,"cp":1,"zero":1,"recompute":"selective",)"
+                      R"("flash_attention":true,"sequence_parallel":true,"micro_batch":1,)"
+                      R"("grad_accum":248,"virtual_stages":2})"});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("interleaved 1F1B, 2 model chunks per stage"));
+  const std::size_t at = r.out.find("<svg id=\"schedule-pinned\"");
+  REQUIRE(at != std::string::npos);
+  const std::string svg = r.out.substr(at, r.out.find("</svg>", at) - at);
+  const auto slots = attribute_values(svg, R"(g class="schedule-end")", "data-slots");
+  REQUIRE(slots.size() == 1);
+  CHECK(std::stod(slots.front()) == Approx(251.5));
+  CHECK(attribute_values(svg, R"(rect [^>]*class="pass )", "data-chunk").size() == 7936);
+}
+
 TEST_CASE("timed_schedule: 1F1B on 4 stages and 8 micro-batches, by hand", "[pictures][schedule]") {
   planner::Plan p;
   p.pp = 4;

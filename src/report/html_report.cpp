@@ -6,6 +6,7 @@
 #include "planner/io/text.hpp"
 #include "planner/report/explain_text.hpp"
 #include "planner/report/headline.hpp"
+#include "planner/search/answer.hpp"
 #include "svg.hpp"
 #include "time_parts.hpp"
 
@@ -29,6 +30,12 @@ std::string recommendation(const PlanReport& r) {
   return out;
 }
 
+/// "1F1B", or "interleaved 1F1B, v model chunks per stage" (model/schedule.hpp).
+std::string schedule_name(const Plan& p) {
+  if (p.virtual_stages <= 1) return "1F1B";
+  return fmt::format("interleaved 1F1B, {} model chunks per stage", p.virtual_stages);
+}
+
 /// The schedule of the recommendation; with pp = 1, also that of the best plan with pipeline
 /// stages, when one fits, so that the page shows what a pipeline would cost.
 std::string schedules(const PlanReport& r) {
@@ -43,10 +50,14 @@ std::string schedules(const PlanReport& r) {
                      best.plan.pp == 1 ? "No pipeline (pp = 1)" : "The recommendation",
                      plural(best.plan.pp, "stage"),
                      fmt::format("{} micro-batch{}", best.plan.grad_accum, best.plan.grad_accum == 1 ? "" : "es"),
-                     best.plan.virtual_stages > 1
-                         ? fmt::format("interleaved 1F1B, {} model chunks per stage", best.plan.virtual_stages)
-                         : std::string("1F1B"));
+                     schedule_name(best.plan));
   out += mine.empty() ? "<p class=\"note\">Too many passes to draw.</p>\n" : mine;
+  if (r.pinned && r.pinned->plan.pp > 1 && !same_answer(ctx, r.pinned->plan, best.plan)) {
+    const std::string pinned = html::schedule_svg(ctx, *r.pinned, "schedule-pinned");
+    out += fmt::format("<p>Your pinned plan ({}): {}.</p>\n", escape(describe(ctx, r.pinned->plan)),
+                       schedule_name(r.pinned->plan));
+    out += pinned.empty() ? "<p class=\"note\">Too many passes to draw.</p>\n" : pinned;
+  }
   if (best.plan.pp > 1) return out;
   for (const Alternative& a : r.explanation.alternatives) {
     if (a.kind != AlternativeKind::with_pipeline || !a.best || a.best->plan.pp <= 1) continue;
@@ -124,10 +135,14 @@ std::string report_html(const PlanReport& r) {
   std::string out = html::page_start(fmt::format("planner {}: {}", PLANNER_VERSION,
                                                  s.name.empty() ? s.origin : s.origin + " - " + s.name));
   if (!r.result.found()) {
-    out += fmt::format("<p class=\"headline\">No configuration fits. Binding constraint: {}: {}</p>\n",
+    out += fmt::format("<p class=\"headline\">No configuration fits. Binding constraint: {}: {}</p>\n<ul>\n",
                        to_string(r.explanation.binding.kind),
                        escape(binding_detail(r.context, r.explanation.binding)));
-    return out + html::page_end();
+    for (const Rejection& rej : r.result.rejected) {
+      out += fmt::format("<li>rejected ({}): {}: {}</li>\n", escape(rej.kind),
+                         escape(describe(r.context, rej.plan)), escape(rej.reason));
+    }
+    return out + "</ul>\n" + html::page_end();
   }
   const Evaluation& best = r.result.ranked.front();
   out += recommendation(r);

@@ -12,9 +12,10 @@ namespace planner::html {
 
 namespace {
 
-/// More passes than this are not drawn (each is a <rect> of ~200 bytes: 5,000 keep the page
-/// near 1 MB); past tip_passes the boxes carry no tooltip (their data attributes remain).
-constexpr std::size_t max_passes = 5000;
+/// More passes than this are not drawn (each is a <rect> of ~230 bytes: 10,000 keep a
+/// schedule under 2.5 MB); past tip_passes the boxes carry no tooltip (their data attributes
+/// remain).
+constexpr std::size_t max_passes = 10000;
 constexpr std::size_t tip_passes = 1000;
 
 /// The forward pass's share of a micro-batch slot: its FLOPs over all the slot's FLOPs

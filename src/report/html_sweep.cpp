@@ -26,9 +26,15 @@ struct Point {
   std::size_t curve = 0;
 };
 
+/// A point's value for people: four significant digits and an SI prefix ("13.98 G" for
+/// 13.98 GB/s: the JSONL holds base units, bytes per second).
+std::string number_text(double v) {
+  const auto [scale, prefix] = count_prefix(std::abs(v));
+  return significant_text(v / scale, 4) + prefix;
+}
+
 std::string value_text(const json& v) {
-  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
-  if (v.is_number()) return significant_text(v.get<double>(), 4);
+  if (v.is_number()) return number_text(v.get<double>());
   if (v.is_string()) return v.get<std::string>();
   return v.dump();
 }
@@ -73,7 +79,7 @@ struct Scale {
 
 std::string curves_svg(const std::string& x_name, const std::vector<Point>& points,
                        const std::vector<std::string>& curves) {
-  const double width = 1000, height = 460, left = 80, right = 980, top = 20, bottom = 400;
+  const double width = 1000, height = 460, left = 80, right = 960, top = 20, bottom = 400;
   Scale sx{points.front().x, points.front().x, left, right};
   double y_max = 0;
   for (const Point& p : points) {
@@ -116,7 +122,13 @@ std::string curves_svg(const std::string& x_name, const std::vector<Point>& poin
       body += svg::text(left + 24, top + 17 + 16 * static_cast<double>(c), curves[c], "start", "small");
     }
   }
-  for (const double v : {sx.lo, sx.hi}) body += svg::text(sx(v), bottom + 16, significant_text(v, 4), "middle", "small");
+  // Five ticks, evenly spaced on the axis (geometrically on a log axis).
+  for (int i = 0; i <= 4; ++i) {
+    const double f = i / 4.0;
+    const double v = sx.log ? sx.lo * std::pow(sx.hi / sx.lo, f) : sx.lo + (sx.hi - sx.lo) * f;
+    body += svg::line(sx(v), bottom, sx(v), bottom + 4, "axis");
+    body += svg::text(sx(v), bottom + 16, number_text(v), "middle", "small");
+  }
   return svg::frame(width, height, "sweep: tokens per second of the best plan", "sweep-curves", body);
 }
 
