@@ -262,3 +262,14 @@ TEST_CASE("md and html outputs carry no history words and escape the scenario's 
   CHECK(r.out.find("<script>x") == std::string::npos);
   CHECK_THAT(r.out, Catch::Contains("&lt;script&gt;x&lt;/script&gt; &amp; *"));
 }
+
+TEST_CASE("md and html say when a serving plan misses its SLO, and exit 1", "[pictures][D]") {
+  for (const char* format : {"md", "html"}) {
+    const auto r = run({"plan", "scenarios/d.json", "--format", format, "--no-thresholds", "--set",
+                        "/workload/slo_per_token=10ms"});
+    INFO(format);
+    CHECK(r.code == 1);
+    // D's best plan takes 18.8 ms per token (tests/golden/d.txt): 8.8 ms over a 10 ms target.
+    CHECK_THAT(r.out, Catch::Contains("SLO MISSED by 8.8 ms"));
+  }
+}

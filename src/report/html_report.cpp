@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "html_parts.hpp"
 #include "planner/io/text.hpp"
 #include "planner/report/explain_text.hpp"
 #include "planner/report/headline.hpp"
 #include "planner/search/answer.hpp"
+#include "serving_text.hpp"
 #include "svg.hpp"
 #include "time_parts.hpp"
 
@@ -19,7 +22,16 @@ using svg::escape;
 std::string recommendation(const PlanReport& r) {
   const Context& ctx = r.context;
   const Evaluation& best = r.result.ranked.front();
-  std::string out = fmt::format(
+  std::string out;
+  if (ctx.workload.kind == WorkloadKind::serving) {
+    // One line per missed target, each its own paragraph.
+    const std::string missed = slo_missed_line(ctx, best);
+    for (std::size_t at = 0, end = 0; at < missed.size(); at = end + 1) {
+      end = std::min(missed.find('\n', at), missed.size());
+      out += "<p class=\"headline\"><b>" + escape(missed.substr(at, end - at)) + "</b></p>\n";
+    }
+  }
+  out += fmt::format(
       "<p class=\"headline\">Recommendation: <span class=\"plan\">{}</span><br>{}</p>\n",
       escape(describe(ctx, best.plan)), escape(headline(ctx, best)));
   if (r.pinned) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "planner/explain/restart_budget.hpp"
 #include "planner/io/text.hpp"
 #include "planner/report/explain_text.hpp"
@@ -36,7 +38,11 @@ std::string recommendation(const PlanReport& r) {
   std::string out;
   if (ctx.workload.kind == WorkloadKind::serving) {
     const std::string missed = slo_missed_line(ctx, best);
-    if (!missed.empty()) out += fmt::format("**{}**\n\n", md_escape(missed.substr(0, missed.size() - 1)));
+    // One line per missed target, each its own paragraph.
+    for (std::size_t at = 0, end = 0; at < missed.size(); at = end + 1) {
+      end = std::min(missed.find('\n', at), missed.size());
+      out += fmt::format("**{}**\n\n", md_escape(missed.substr(at, end - at)));
+    }
   }
   out += fmt::format("**Recommendation:** {}  \n{}\n", md_escape(describe(ctx, best.plan)),
                      md_escape(headline(ctx, best)));
