@@ -21,7 +21,7 @@ svg line.axis { stroke: #444; stroke-width: 1; } svg line.grid { stroke: #ddd; s
 svg line.leader { stroke: #999; stroke-width: 0.5; }
 svg rect.capacity { fill: none; stroke: #222; stroke-width: 1.5; stroke-dasharray: 4 3; }
 svg polyline { fill: none; stroke-width: 1.5; }
-li { margin: 0.3em 0; } .note { color: #555; font-size: 0.92em; }
+div.scroll { overflow-x: auto; } li { margin: 0.3em 0; } .note { color: #555; font-size: 0.92em; }
 )";
 
 }  // namespace

@@ -17,6 +17,9 @@ namespace {
 /// remain).
 constexpr std::size_t max_passes = 10000;
 constexpr std::size_t tip_passes = 1000;
+/// A micro-batch slot is drawn at least this wide, so a forward box (a third of it) stays
+/// visible; a longer schedule scrolls sideways.
+constexpr double min_slot_px = 12;
 
 /// The forward pass's share of a micro-batch slot: its FLOPs over all the slot's FLOPs
 /// (model/compute.hpp: forward 2PD plus a third of attention; backward twice that plus the
@@ -35,7 +38,10 @@ std::string schedule_svg(const Context& ctx, const Evaluation& e, std::string_vi
   const double slot = e.training.micro_batch_seconds();
   double slots = 0;
   for (const TimedPass& t : passes) slots = std::max(slots, t.end);
-  const double left = 70, width = 1000, plot_w = width - left - 10, row_h = 24, top = 10;
+  // The page's width, or wider (scrolled sideways) so that a slot keeps min_slot_px.
+  const double left = 70, row_h = 24, top = 10;
+  const double plot_w = std::max(920.0, min_slot_px * slots);
+  const double width = left + plot_w + 10;
   const double stages = static_cast<double>(std::max<std::int64_t>(p.pp, 1));
   const double px_per_slot = slots > 0 ? plot_w / slots : 0;
   std::string body;
@@ -74,8 +80,9 @@ std::string schedule_svg(const Context& ctx, const Evaluation& e, std::string_vi
                                 significant_text(slots, 4), seconds_text(slot)),
                     "end", "small");
   body += "</g>\n";
-  return svg::frame(width, axis_y + 24, "pipeline schedule: passes per stage over one step", id,
-                    body);
+  return "<div class=\"scroll\">\n" +
+         svg::frame(width, axis_y + 24, "pipeline schedule: passes per stage over one step", id, body) +
+         "</div>\n";
 }
 
 }  // namespace planner::html
