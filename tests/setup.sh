@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the planner needs to build and test, from Debian's packages (bookworm).
 set -euo pipefail
-packages=(cmake ninja-build g++ clang libcli11-dev nlohmann-json3-dev libfmt-dev catch2 libbenchmark-dev)
+packages=(cmake ninja-build g++ clang libcli11-dev nlohmann-json3-dev libfmt-dev catch2 libbenchmark-dev
+          chromium)  # chromium: the HTML page's browser test (tests/browser_test.sh)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -57,7 +57,7 @@ TEST_CASE("CLI: an unknown subcommand or flag is a usage error", "[cli][errors]"
         parse_error("The following argument was not expected: --bogus"));
   CHECK(usage_error({"plan"}) == parse_error("scenario is required"));
   CHECK(usage_error({"plan", "scenarios/a.json", "--format", "xml"}) ==
-        parse_error("--format: xml not in {text,json,csv}"));
+        parse_error("--format: xml not in {text,json,csv,md,html}"));
   CHECK(usage_error({"plan", "scenarios/a.json", "--top", "0"}) ==
         parse_error("--top: Value 0 not in range 1 to 1000"));
   CHECK(usage_error({"memory", "scenarios/a.json", "--zero", "4"}) ==
@@ -185,7 +185,7 @@ TEST_CASE("CLI: sweep --vary and --shard errors", "[cli][errors][sweep]") {
         error_line("scenarios/a.json (sweep point 2): /cluster/nodes: expected a positive "
                    "integer, got 0"));
   CHECK(usage_error({"sweep", "scenarios/a.json", "--vary", "/cluster/nodes=1,2", "--format",
-                     "xml"}) == parse_error("--format: xml not in {csv,jsonl}"));
+                     "xml"}) == parse_error("--format: xml not in {csv,jsonl,html}"));
   for (const std::string shard : {"3/2", "x", "0/2", "1/0", "1/", "/2", "1/2/3"}) {
     CAPTURE(shard);
     CHECK(usage_error({"sweep", "scenarios/a.json", "--vary", "/cluster/nodes=1,2", "--shard",

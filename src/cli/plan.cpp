@@ -6,6 +6,8 @@
 #include "command.hpp"
 #include "planner/base/error.hpp"
 #include "planner/cli/cli.hpp"
+#include "planner/report/html_report.hpp"
+#include "planner/report/markdown_report.hpp"
 #include "planner/report/report.hpp"
 
 namespace planner::cli {
@@ -29,6 +31,10 @@ int run_plan(const PlanArgs& a, std::ostream& out, std::ostream& err) {
     out << dump_json(report_json(r));
   } else if (a.format == "csv") {
     out << report_csv(r);
+  } else if (a.format == "md") {
+    out << report_markdown(r);
+  } else if (a.format == "html") {
+    out << report_html(r);
   } else {
     out << report_text(r);
   }
@@ -45,7 +51,7 @@ int run_plan(const PlanArgs& a, std::ostream& out, std::ostream& err) {
 Runner add_plan(CLI::App& sub) {
   auto a = std::make_shared<PlanArgs>();
   add_scenario_argument(sub, a->file);
-  add_format(sub, a->format, {"text", "json", "csv"});
+  add_format(sub, a->format, {"text", "json", "csv", "md", "html"});
   sub.add_option("--top", a->top, "How many ranked plans to report")->default_val(5)
       ->check(CLI::Range(1, 1000));
   sub.add_flag("--no-thresholds", a->no_thresholds,

@@ -7,6 +7,7 @@
 #include "planner/io/context.hpp"
 #include "planner/report/scaling_report.hpp"
 #include "planner/io/text.hpp"
+#include "planner/report/headline.hpp"
 #include "planner/report/report.hpp"
 #include "planner/search/answer.hpp"
 #include "planner/search/rank.hpp"
@@ -184,6 +185,13 @@ std::optional<RestartBudget> plan_restart_budget(const PlanReport& r) {
   return restart_budget(r.context, r.result.ranked.front(), *r.scenario->resilience);
 }
 
+}  // namespace
+
+std::string dump_json(const json& j) {
+  check_finite(j, "");
+  return j.dump(2) + "\n";
+}
+
 std::string headline(const Context& ctx, const Evaluation& e) {
   if (ctx.workload.kind == WorkloadKind::serving) return serving_headline(ctx, e);
   return fmt::format("{:.0f} tokens/s, step {}, MFU {:.1f} %, {} of {} per GPU",
@@ -192,12 +200,34 @@ std::string headline(const Context& ctx, const Evaluation& e) {
                      gib_text(e.memory.capacity_bytes));
 }
 
+std::string pinned_verdict(const Context& ctx, const Evaluation& pinned, const Evaluation& best,
+                           double band_limit) {
+  const double ratio = seconds_per_unit(ctx, pinned) / seconds_per_unit(ctx, best);
+  // A plan that does not fit has no speed to compare, and a pinned plan off the searched
+  // batch split can be the faster one (both printed "the recommendation is -98.3 % faster").
+  if (same_answer(ctx, pinned.plan, best.plan)) return "the same answer";
+  if (!pinned.fits()) return "the recommendation fits";
+  if (ctx.workload.kind == WorkloadKind::training && ratio * (1 + time_resolution) >= 1 &&
+      seconds_per_unit(ctx, pinned) <= band_limit) {
+    // Inside the tolerance band (docs/ranking.md §2): one of the plans the model calls equal.
+    return fmt::format("tied with the recommendation within {:g} %, the model's resolution "
+                       "({:.1f} % {})",
+                       100 * time_resolution, 100 * std::abs(ratio - 1),
+                       ratio >= 1 ? "slower" : "faster");
+  }
+  if (ratio < 1) return fmt::format("the recommendation is {:.1f} % slower", 100 * (1 - ratio));
+  return fmt::format("the recommendation is {:.1f} % faster", 100 * (ratio - 1));
+}
 
-}  // namespace
+std::string tied_sentence(const SearchResult& r) {
+  if (r.tied <= 1) return {};
+  return fmt::format("{} plans are within {:g} % of the fastest, the model's resolution; this "
+                     "is the simplest of them",
+                     r.tied, 100 * time_resolution);
+}
 
-std::string dump_json(const json& j) {
-  check_finite(j, "");
-  return j.dump(2) + "\n";
+std::string pinned_figures(const Context& ctx, const Evaluation& pinned) {
+  return pinned.fits() ? headline(ctx, pinned) : "does not fit: " + memory_reason(pinned.memory);
 }
 
 namespace {
@@ -298,13 +328,9 @@ json report_json(const PlanReport& r) {
 
 namespace {
 
-/// "N plans are within 1 % ...": the recommendation is the simplest of the plans the model
-/// cannot tell apart (docs/ranking.md §2); empty when it stands alone.
 std::string tied_line(const SearchResult& r) {
-  if (r.tied <= 1) return {};
-  return fmt::format("  {} plans are within {:g} % of the fastest, the model's resolution; "
-                     "this is the simplest of them\n",
-                     r.tied, 100 * time_resolution);
+  const std::string sentence = tied_sentence(r);
+  return sentence.empty() ? sentence : "  " + sentence + "\n";
 }
 
 /// The five parts of the explanation and the alternatives, in words.
@@ -371,27 +397,8 @@ std::string report_text(const PlanReport& r) {
   out += fmt::format("Recommendation: {}\n  {}\n", describe(ctx, best.plan), headline(ctx, best));
   out += tied_line(r.result);
   if (r.pinned) {
-    const double ratio = seconds_per_unit(ctx, *r.pinned) / seconds_per_unit(ctx, best);
-    // A plan that does not fit has no speed to compare, and a pinned plan off the searched
-    // batch split can be the faster one (both printed "the recommendation is -98.3 % faster").
-    std::string verdict = fmt::format("the recommendation is {:.1f} % faster", 100 * (ratio - 1));
-    if (same_answer(ctx, r.pinned->plan, best.plan)) {
-      verdict = "the same answer";
-    } else if (!r.pinned->fits()) {
-      verdict = "the recommendation fits";
-    } else if (ctx.workload.kind == WorkloadKind::training && ratio * (1 + time_resolution) >= 1 &&
-               seconds_per_unit(ctx, *r.pinned) <= r.result.band_limit) {
-      // Inside the tolerance band (docs/ranking.md §2): one of the plans the model calls equal.
-      verdict = fmt::format("tied with the recommendation within {:g} %, the model's resolution "
-                            "({:.1f} % {})",
-                            100 * time_resolution, 100 * std::abs(ratio - 1),
-                            ratio >= 1 ? "slower" : "faster");
-    } else if (ratio < 1) {
-      verdict = fmt::format("the recommendation is {:.1f} % slower", 100 * (1 - ratio));
-    }
     out += fmt::format("  your pinned plan ({}): {}; {}\n", describe(ctx, r.pinned->plan),
-                       r.pinned->fits() ? headline(ctx, *r.pinned) : "does not fit: " + memory_reason(r.pinned->memory),
-                       verdict);
+                       pinned_figures(ctx, *r.pinned), pinned_verdict(ctx, *r.pinned, best, r.result.band_limit));
   }
   out += explanation_text(r);
   out += "\nMemory per GPU\n" + describe_memory_lines(best.memory);

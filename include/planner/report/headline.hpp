@@ -1,0 +1,31 @@
+#pragma once
+#include <string>
+
+#include "planner/io/context.hpp"
+#include "planner/model/evaluate.hpp"
+#include "planner/search/search.hpp"
+
+/// The one-line results every human format prints (src/report/render.cpp): shared by the
+/// text report, the Markdown report and the HTML page so that they state the same facts.
+
+namespace planner {
+
+/// "57723 tokens/s, step 36.33 s, MFU 95.2 %, 169.4 GiB of 192.0 GiB per GPU" (training) or
+/// the serving headline.
+[[nodiscard]] std::string headline(const Context& ctx, const Evaluation& e);
+
+/// The pinned plan against the recommendation: "the recommendation is 29.3 % faster", "the
+/// same answer", "the recommendation fits", "tied with the recommendation within 1 %" (a
+/// training plan no slower than `band_limit` seconds per token, the search's tolerance band,
+/// docs/ranking.md §2), or "... % slower".
+[[nodiscard]] std::string pinned_verdict(const Context& ctx, const Evaluation& pinned,
+                                         const Evaluation& best, double band_limit);
+
+/// "N plans are within 1 % of the fastest, the model's resolution; this is the simplest of
+/// them" (docs/ranking.md §2); empty when the recommendation stands alone.
+[[nodiscard]] std::string tied_sentence(const SearchResult& r);
+
+/// The pinned plan's own figures: its headline, or "does not fit: ..." .
+[[nodiscard]] std::string pinned_figures(const Context& ctx, const Evaluation& pinned);
+
+}  // namespace planner

@@ -1,0 +1,18 @@
+#pragma once
+#include <string>
+
+#include "planner/report/report.hpp"
+
+/// `planner plan --format md`: the report as Markdown for pull-request comments and notebooks
+/// (docs/output.md §md). The same facts and sentences as the text report, in the order a
+/// reader wants them: the plan, the memory and time tables, why, what would change it.
+
+namespace planner {
+
+[[nodiscard]] std::string report_markdown(const PlanReport& r);
+
+/// Text for a Markdown paragraph or table cell: the characters Markdown would read as markup
+/// (\ ` * _ [ ] < > |) escaped with a backslash.
+[[nodiscard]] std::string md_escape(std::string_view text);
+
+}  // namespace planner

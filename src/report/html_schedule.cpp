@@ -1,0 +1,88 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "html_parts.hpp"
+#include "planner/io/text.hpp"
+#include "planner/model/compute.hpp"
+#include "planner/model/schedule.hpp"
+#include "svg.hpp"
+
+namespace planner::html {
+
+namespace {
+
+/// More passes than this are not drawn (each is a <rect> of ~230 bytes: 10,000 keep a
+/// schedule under 2.5 MB); past tip_passes the boxes carry no tooltip (their data attributes
+/// remain).
+constexpr std::size_t max_passes = 10000;
+constexpr std::size_t tip_passes = 1000;
+/// A micro-batch slot is drawn at least this wide, so a forward box (a third of it) stays
+/// visible; a longer schedule scrolls sideways.
+constexpr double min_slot_px = 12;
+
+/// The forward pass's share of a micro-batch slot: its FLOPs over all the slot's FLOPs
+/// (model/compute.hpp: forward 2PD plus a third of attention; backward twice that plus the
+/// recompute), so a backward box is about twice as wide as a forward one.
+double forward_share(const Context& ctx, const Plan& p) {
+  const MicroBatchFlops f = micro_batch_flops(ctx.model, p);
+  return f.total() > 0 ? f.forward() / f.total() : 1.0 / 3.0;
+}
+
+}  // namespace
+
+std::string schedule_svg(const Context& ctx, const Evaluation& e, std::string_view id) {
+  const Plan& p = e.plan;
+  const std::vector<TimedPass> passes = timed_schedule(p, forward_share(ctx, p));
+  if (passes.empty() || passes.size() > max_passes) return "";
+  const double slot = e.training.micro_batch_seconds();
+  double slots = 0;
+  for (const TimedPass& t : passes) slots = std::max(slots, t.end);
+  // The page's width, or wider (scrolled sideways) so that a slot keeps min_slot_px.
+  const double left = 70, row_h = 24, top = 10;
+  const double plot_w = std::max(920.0, min_slot_px * slots);
+  const double width = left + plot_w + 10;
+  const double stages = static_cast<double>(std::max<std::int64_t>(p.pp, 1));
+  const double px_per_slot = slots > 0 ? plot_w / slots : 0;
+  std::string body;
+  for (std::int64_t s = 0; s < p.pp; ++s) {
+    body += svg::text(left - 6, top + row_h * static_cast<double>(s) + 16,
+                      fmt::format("stage {}", s + 1), "end");
+  }
+  for (const TimedPass& t : passes) {
+    const double x = left + t.start * px_per_slot;
+    const double w = (t.end - t.start) * px_per_slot;
+    const double y = top + row_h * static_cast<double>(t.stage) + 2;
+    const auto mb = static_cast<std::size_t>(t.op.micro_batch);
+    const std::string tip =
+        fmt::format("stage {}{}, {} of micro-batch {}: {} to {}", t.stage + 1,
+                    p.virtual_stages > 1 ? fmt::format(" chunk {}", t.op.chunk + 1) : std::string(),
+                    t.op.forward ? "forward" : "backward", mb + 1,
+                    seconds_text(t.start * slot), seconds_text(t.end * slot));
+    body += svg::rect(x, y, w, row_h - 4, svg::colour(mb),
+                      {{"class", t.op.forward ? "pass forward" : "pass backward"},
+                       {"fill-opacity", t.op.forward ? "0.55" : "1"},
+                       {"data-stage", std::to_string(t.stage)},
+                       {"data-micro-batch", std::to_string(mb)},
+                       {"data-chunk", std::to_string(t.op.chunk)},
+                       {"data-start-seconds", svg::number_attr(t.start * slot)},
+                       {"data-end-seconds", svg::number_attr(t.end * slot)}},
+                      passes.size() <= tip_passes ? tip : "");
+    if (w >= 16) body += svg::text(x + w / 2, y + 14, std::to_string(mb + 1), "middle", "inside");
+  }
+  const double axis_y = top + row_h * stages + 4;
+  body += svg::line(left, axis_y, left + plot_w, axis_y, "axis");
+  body += svg::text(left, axis_y + 16, "0", "start", "small");
+  body += fmt::format("<g class=\"schedule-end\" data-seconds=\"{}\" data-slots=\"{}\">",
+                      svg::number_attr(slots * slot), svg::number_attr(slots));
+  body += svg::text(left + plot_w, axis_y + 16,
+                    fmt::format("{} ({} micro-batch slots of {})", seconds_text(slots * slot),
+                                significant_text(slots, 4), seconds_text(slot)),
+                    "end", "small");
+  body += "</g>\n";
+  return "<div class=\"scroll\">\n" +
+         svg::frame(width, axis_y + 24, "pipeline schedule: passes per stage over one step", id, body) +
+         "</div>\n";
+}
+
+}  // namespace planner::html
