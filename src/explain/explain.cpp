@@ -238,6 +238,7 @@ std::vector<AxisNote> axis_notes(const Context& ctx, const Plan& p) {
     note(Axis::cp,
          p.cp > 1 ? (p.tp > 1 || p.pp > 1 ? AlternativeKind::without_cp : simplest)
                   : AlternativeKind::with_context);
+    if (is_moe(ctx.model)) note(Axis::ep, std::nullopt);
   }
   return out;
 }

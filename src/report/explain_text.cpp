@@ -25,6 +25,7 @@ std::string describe(const Context& ctx, const Plan& p) {
   axis(Axis::cp);
   axis(Axis::pp);
   axis(Axis::dp);
+  axis(Axis::ep);
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? " x " : "") + parts[i];
   if (out.empty()) out = "1 GPU";
@@ -99,6 +100,30 @@ std::string binding_detail(const Context& ctx, const BindingConstraint& b) {
   }
 }
 
+/// Why ep: the experts each rank holds, the all-to-all's size, tier and share of the step,
+/// and the failure mode it accepts (docs/moe.md §5).
+static std::string expert_axis_text(const Context& ctx, const Evaluation& best) {
+  const Plan& p = best.plan;
+  const Moe& moe = ctx.model.moe;
+  const TrainingTime& t = best.training;
+  if (p.ep <= 1) {
+    return fmt::format("every GPU holds all {} experts of each MoE layer, so tokens need no "
+                       "all-to-all; the expert weights are replicated over dp x cp",
+                       moe.experts);
+  }
+  const double per_step = static_cast<double>(t.micro_batches) * t.ep.seconds;
+  return fmt::format(
+      "splits each MoE layer's {} experts {} ways ({} per GPU); every micro-batch runs {:.0f} "
+      "token all-to-alls (dispatch and combine, forward and backward) of {} per GPU on {} "
+      "({}), {} per step = {:.1f} % of the step; the busiest rank's routed load is taken as "
+      "{:.2f}x the mean: routing imbalance or a hot expert stretches every all-to-all and "
+      "expert GEMM",
+      moe.experts, p.ep, moe.experts / p.ep, t.ep.all_to_alls, bytes_text(t.ep.message_bytes),
+      tier_name(ctx.cluster, t.ep.tier),
+      gb_per_s(ctx.cluster.tiers[t.ep.tier].bandwidth_bytes_per_second),
+      seconds_text(per_step), 100.0 * per_step / t.step_seconds, expert_load_factor(ctx.model));
+}
+
 std::string axis_why(const Context& ctx, const Explanation& x, const Evaluation& best,
                      const AxisNote& a) {
   const Plan& p = best.plan;
@@ -133,6 +158,7 @@ std::string axis_why(const Context& ctx, const Explanation& x, const Evaluation&
     case Axis::cp:
       why = p.cp > 1 ? fmt::format("splits each sequence {} ways: {}", p.cp, verdict) : verdict;
       break;
+    case Axis::ep: why = expert_axis_text(ctx, best); break;
   }
   return a.used || why.empty() ? why : "not used; " + why;
 }

@@ -39,7 +39,10 @@ json placement_json(const Context& ctx, const Plan& p) {
   json order = json::array();
   for (Axis a : p.placement) order.push_back(std::string(to_string(a)));
   json j{{"order", order}};
-  for (const AxisInfo& row : axes) j[std::string(row.name)] = group_tier_name(ctx, p, row.axis);
+  for (const AxisInfo& row : axes) {
+    if (row.folded && degree(p, row.axis) == 1) continue;  // unused on dense models
+    j[std::string(row.name)] = group_tier_name(ctx, p, row.axis);
+  }
   return j;
 }
 
@@ -73,6 +76,11 @@ json time_json(const Context& ctx, const Evaluation& e) {
               {"mfu", t.mfu}};
   // Only with the scenario's "stragglers" (docs/resilience.md §1), so other output is unchanged.
   if (t.straggler_seconds > 0) j["straggler"] = t.straggler_seconds;
+  // Only for mixture-of-experts models (docs/moe.md §5), so dense output is unchanged.
+  if (t.ep.layers > 0) {
+    j["ep_all_to_all"] = t.ep.seconds;
+    j["expert_dp_exposed"] = t.expert_dp.exposed_seconds;
+  }
   return j;
 }
 
@@ -88,6 +96,7 @@ json plan_fields_json(const Plan& p) {
               {"micro_batch", p.micro_batch},
               {"grad_accum", p.grad_accum}};
   if (p.virtual_stages > 1) j["virtual_stages"] = p.virtual_stages;
+  if (p.ep > 1) j["ep"] = p.ep;
   return j;
 }
 
@@ -160,12 +169,22 @@ std::string describe_time(const Context& ctx, const Evaluation& e) {
                        seconds_text(t.cp_exposed_seconds));
   }
   if (t.pp_seconds > 0) out += fmt::format("    stage sends      {:>12}\n", seconds_text(t.pp_seconds));
+  if (t.ep.seconds > 0) {
+    out += fmt::format("    ep all-to-all    {:>12}   ({:.0f} x {}, dispatch and combine)\n",
+                       seconds_text(t.ep.seconds), t.ep.all_to_alls,
+                       seconds_text(t.ep.all_to_all.seconds()));
+  }
   out += fmt::format("  per step ({} micro-batches):\n", t.micro_batches);
   if (t.bubble_seconds > 0) {
     out += fmt::format("    pipeline bubble  {:>12}\n", seconds_text(t.bubble_seconds));
   }
   out += fmt::format("    dp traffic       {:>12}   (exposed {})\n", seconds_text(t.dp.comm_seconds),
                      seconds_text(t.dp.exposed_seconds));
+  if (t.expert_dp.ranks > 1) {
+    out += fmt::format("    expert dp        {:>12}   (exposed {}, over {} ranks)\n",
+                       seconds_text(t.expert_dp.comm_seconds),
+                       seconds_text(t.expert_dp.exposed_seconds), t.expert_dp.ranks);
+  }
   if (t.straggler_seconds > 0) {
     out += fmt::format("    straggler wait   {:>12}\n", seconds_text(t.straggler_seconds));
   }
