@@ -9,7 +9,9 @@
 
 #include "cli_harness.hpp"
 #include "planner/base/error.hpp"
+#include "planner/io/context.hpp"
 #include "planner/io/scenario_json.hpp"
+#include "planner/report/moe_text.hpp"
 #include "planner/model/evaluate.hpp"
 #include "planner/model/legality.hpp"
 
@@ -205,4 +207,23 @@ TEST_CASE("planner plan on DeepSeek-V3 recommends ep > 1 and explains the all-to
   const json j = json::parse(r.out);
   CHECK(j.at("best").at("ep").get<int>() > 1);
   CHECK_THAT(r.out, Catch::Contains("all-to-all"));
+  // The thresholds include the inter-node bandwidth at which the ep group's size or tier
+  // changes.
+  bool bandwidth_moves_ep = false;
+  for (const json& t : j.at("thresholds")) {
+    if (t.at("parameter") != "/cluster/inter_node/bandwidth") continue;
+    bandwidth_moves_ep = bandwidth_moves_ep || t.at("plan").value("ep", 1) != j.at("best").at("ep");
+  }
+  CHECK(bandwidth_moves_ep);
+}
+
+TEST_CASE("FP8 GEMMs run at the catalog's fp8 rate, MFU also against the bf16 rate", "[moe]") {
+  json doc = json::parse(cli_harness::read("scenarios/q4-mixtral-8x7b-training.json"));
+  doc["model"]["precision"] = {{"compute", "fp8"}};
+  const Context ctx = make_context(load(doc));
+  // data/gpus.json H100-SXM: dense fp8 1978.9 and bf16 989.4 TFLOP/s; the scenario's 400
+  // TFLOP/s bf16 rate is the same fraction of each peak (docs/scenario-format.md §cluster).
+  CHECK(ctx.flops_per_second == Approx(400e12 * 1978.9 / 989.4).epsilon(1e-3));
+  CHECK_THAT(bf16_mfu_note(ctx, 0.5), Catch::Contains("fp8 rate") &&
+                                          Catch::Contains("100.0 % of the bf16 rate"));
 }

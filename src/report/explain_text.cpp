@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "planner/io/text.hpp"
+#include "planner/report/moe_text.hpp"
 
 /// The explanation's records in words (traffic notes: traffic_text.cpp).
 
@@ -98,30 +99,6 @@ std::string binding_detail(const Context& ctx, const BindingConstraint& b) {
                  seconds_text(b.one_gpu_step_seconds), std::ceil(target_sequences(ctx))) +
              triage_text;
   }
-}
-
-/// Why ep: the experts each rank holds, the all-to-all's size, tier and share of the step,
-/// and the failure mode it accepts (docs/moe.md §5).
-static std::string expert_axis_text(const Context& ctx, const Evaluation& best) {
-  const Plan& p = best.plan;
-  const Moe& moe = ctx.model.moe;
-  const TrainingTime& t = best.training;
-  if (p.ep <= 1) {
-    return fmt::format("every GPU holds all {} experts of each MoE layer, so tokens need no "
-                       "all-to-all; the expert weights are replicated over dp x cp",
-                       moe.experts);
-  }
-  const double per_step = static_cast<double>(t.micro_batches) * t.ep.seconds;
-  return fmt::format(
-      "splits each MoE layer's {} experts {} ways ({} per GPU); every micro-batch runs {:.0f} "
-      "token all-to-alls (dispatch and combine, forward and backward) of {} per GPU on {} "
-      "({}), {} per step = {:.1f} % of the step; the busiest rank's routed load is taken as "
-      "{:.2f}x the mean: routing imbalance or a hot expert stretches every all-to-all and "
-      "expert GEMM",
-      moe.experts, p.ep, moe.experts / p.ep, t.ep.all_to_alls, bytes_text(t.ep.message_bytes),
-      tier_name(ctx.cluster, t.ep.tier),
-      gb_per_s(ctx.cluster.tiers[t.ep.tier].bandwidth_bytes_per_second),
-      seconds_text(per_step), 100.0 * per_step / t.step_seconds, expert_load_factor(ctx.model));
 }
 
 std::string axis_why(const Context& ctx, const Explanation& x, const Evaluation& best,

@@ -7,6 +7,7 @@
 #include "planner/io/context.hpp"
 #include "planner/report/scaling_report.hpp"
 #include "planner/io/text.hpp"
+#include "planner/report/moe_text.hpp"
 #include "planner/report/report.hpp"
 #include "planner/search/answer.hpp"
 #include "planner/search/rank.hpp"
@@ -80,6 +81,9 @@ json time_json(const Context& ctx, const Evaluation& e) {
   if (t.ep.layers > 0) {
     j["ep_all_to_all"] = t.ep.seconds;
     j["expert_dp_exposed"] = t.expert_dp.exposed_seconds;
+  }
+  if (!bf16_mfu_note(ctx, t.mfu).empty()) {
+    j["mfu_bf16_rate"] = t.mfu * ctx.flops_per_second / ctx.cluster.gpu.flops_per_second;
   }
   return j;
 }
@@ -169,28 +173,20 @@ std::string describe_time(const Context& ctx, const Evaluation& e) {
                        seconds_text(t.cp_exposed_seconds));
   }
   if (t.pp_seconds > 0) out += fmt::format("    stage sends      {:>12}\n", seconds_text(t.pp_seconds));
-  if (t.ep.seconds > 0) {
-    out += fmt::format("    ep all-to-all    {:>12}   ({:.0f} x {}, dispatch and combine)\n",
-                       seconds_text(t.ep.seconds), t.ep.all_to_alls,
-                       seconds_text(t.ep.all_to_all.seconds()));
-  }
+  out += expert_time_lines(t, false);
   out += fmt::format("  per step ({} micro-batches):\n", t.micro_batches);
   if (t.bubble_seconds > 0) {
     out += fmt::format("    pipeline bubble  {:>12}\n", seconds_text(t.bubble_seconds));
   }
   out += fmt::format("    dp traffic       {:>12}   (exposed {})\n", seconds_text(t.dp.comm_seconds),
                      seconds_text(t.dp.exposed_seconds));
-  if (t.expert_dp.ranks > 1) {
-    out += fmt::format("    expert dp        {:>12}   (exposed {}, over {} ranks)\n",
-                       seconds_text(t.expert_dp.comm_seconds),
-                       seconds_text(t.expert_dp.exposed_seconds), t.expert_dp.ranks);
-  }
+  out += expert_time_lines(t, true);
   if (t.straggler_seconds > 0) {
     out += fmt::format("    straggler wait   {:>12}\n", seconds_text(t.straggler_seconds));
   }
-  out += fmt::format("    step             {:>12}   {:.0f} sequences, {:.0f} tokens/s, MFU {:.1f} %\n",
+  out += fmt::format("    step             {:>12}   {:.0f} sequences, {:.0f} tokens/s, MFU {:.1f} %{}\n",
                      seconds_text(t.step_seconds), t.global_sequences, t.tokens_per_second,
-                     100 * t.mfu);
+                     100 * t.mfu, bf16_mfu_note(ctx, t.mfu));
   return out;
 }
 
@@ -205,9 +201,10 @@ std::optional<RestartBudget> plan_restart_budget(const PlanReport& r) {
 
 std::string headline(const Context& ctx, const Evaluation& e) {
   if (ctx.workload.kind == WorkloadKind::serving) return serving_headline(ctx, e);
-  return fmt::format("{:.0f} tokens/s, step {}, MFU {:.1f} %, {} of {} per GPU",
+  return fmt::format("{:.0f} tokens/s, step {}, MFU {:.1f} %{}, {} of {} per GPU",
                      e.training.tokens_per_second, seconds_text(e.training.step_seconds),
-                     100 * e.training.mfu, gib_text(e.memory.total_bytes()),
+                     100 * e.training.mfu, bf16_mfu_note(ctx, e.training.mfu),
+                     gib_text(e.memory.total_bytes()),
                      gib_text(e.memory.capacity_bytes));
 }
 

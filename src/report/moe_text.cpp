@@ -1,0 +1,53 @@
+#include "planner/report/moe_text.hpp"
+
+#include <fmt/format.h>
+
+#include "planner/io/text.hpp"
+
+namespace planner {
+
+std::string expert_axis_text(const Context& ctx, const Evaluation& best) {
+  const Plan& p = best.plan;
+  const Moe& moe = ctx.model.moe;
+  const TrainingTime& t = best.training;
+  if (p.ep <= 1) {
+    return fmt::format("every GPU holds all {} experts of each MoE layer, so tokens need no "
+                       "all-to-all; the expert weights are replicated over dp x cp",
+                       moe.experts);
+  }
+  const double per_step = static_cast<double>(t.micro_batches) * t.ep.seconds;
+  return fmt::format(
+      "splits each MoE layer's {} experts {} ways ({} per GPU); every micro-batch runs {:.0f} "
+      "token all-to-alls (dispatch and combine, forward and backward) of {} per GPU on {} "
+      "({}), {} per step = {:.1f} % of the step; the busiest rank's routed load is taken as "
+      "{:.2f}x the mean: routing imbalance or a hot expert stretches every all-to-all and "
+      "expert GEMM",
+      moe.experts, p.ep, moe.experts / p.ep, t.ep.all_to_alls, bytes_text(t.ep.message_bytes),
+      tier_name(ctx.cluster, t.ep.tier),
+      gb_per_s(ctx.cluster.tiers[t.ep.tier].bandwidth_bytes_per_second),
+      seconds_text(per_step), 100.0 * per_step / t.step_seconds, expert_load_factor(ctx.model));
+}
+
+std::string expert_time_lines(const TrainingTime& t, bool per_step) {
+  if (!per_step && t.ep.seconds > 0) {
+    return fmt::format("    ep all-to-all    {:>12}   ({:.0f} x {}, dispatch and combine)\n",
+                       seconds_text(t.ep.seconds), t.ep.all_to_alls,
+                       seconds_text(t.ep.all_to_all.seconds()));
+  }
+  if (per_step && t.expert_dp.ranks > 1) {
+    return fmt::format("    expert dp        {:>12}   (exposed {}, over {} ranks)\n",
+                       seconds_text(t.expert_dp.comm_seconds),
+                       seconds_text(t.expert_dp.exposed_seconds), t.expert_dp.ranks);
+  }
+  return {};
+}
+
+std::string bf16_mfu_note(const Context& ctx, double mfu) {
+  const Dtype d = ctx.model.precision.compute;
+  const double bf16 = ctx.cluster.gpu.flops_per_second;
+  if (d == Dtype::bf16 || d == Dtype::fp16 || ctx.calibrated || !(bf16 > 0)) return {};
+  return fmt::format(" ({} rate; {:.1f} % of the bf16 rate)", to_string(d),
+                     100.0 * mfu * ctx.flops_per_second / bf16);
+}
+
+}  // namespace planner
