@@ -161,6 +161,12 @@ TEST_CASE("Dispatch and combine all-to-all by hand", "[moe]") {
   CHECK(t.all_to_all.seconds() == Approx(seconds));
   CHECK(t.all_to_alls == 4 * 32);  // dispatch + combine, forward + backward, 32 MoE layers
   CHECK(t.seconds == Approx(128 * seconds));
+  // A routed-load imbalance of 1.5 makes the busiest rank's buffer 1.5 M; a capacity factor
+  // of 1.25 drops the tokens beyond it, so 1.25 M.
+  s.model.moe.imbalance = 1.5;
+  CHECK(expert_traffic(s.model, s.cluster, p).message_bytes == Approx(1.5 * m));
+  s.model.moe.capacity_factor = 1.25;
+  CHECK(expert_traffic(s.model, s.cluster, p).message_bytes == Approx(1.25 * m));
 }
 
 TEST_CASE("Expert state per GPU matches Megatron-LM's report_theoretical_memory", "[moe]") {
@@ -215,6 +221,10 @@ TEST_CASE("planner plan on DeepSeek-V3 recommends ep > 1 and explains the all-to
     bandwidth_moves_ep = bandwidth_moves_ep || t.at("plan").value("ep", 1) != j.at("best").at("ep");
   }
   CHECK(bandwidth_moves_ep);
+  CHECK_THAT(j.at("failure_mode").get<std::string>(), Catch::Contains("routing imbalance"));
+  bool ep_note = false;
+  for (const json& n : j.at("traffic")) ep_note = ep_note || n.at("axis") == "ep";
+  CHECK(ep_note);
 }
 
 TEST_CASE("FP8 GEMMs run at the catalog's fp8 rate, MFU also against the bf16 rate", "[moe]") {

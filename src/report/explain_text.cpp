@@ -172,6 +172,7 @@ std::string failure_mode_text(const Context& ctx, const Evaluation& e,
             "of {} layers",
             100.0 * bubble_slots(p) / static_cast<double>(p.grad_accum),
             stage_layers(ctx.model, p), ctx.model.layers);
+      case FailureMode::expert_imbalance: return expert_failure_text(ctx, e);
       case FailureMode::critical_batch:
         break;
     }

@@ -28,6 +28,36 @@ std::string expert_axis_text(const Context& ctx, const Evaluation& best) {
       seconds_text(per_step), 100.0 * per_step / t.step_seconds, expert_load_factor(ctx.model));
 }
 
+std::string expert_traffic_summary(const Context& ctx, const Evaluation& e) {
+  const Plan& p = e.plan;
+  const TrainingTime& t = e.training;
+  const double accum = static_cast<double>(p.grad_accum);
+  const double far = static_cast<double>(p.ep - t.ep.ranks_in_node);
+  return fmt::format(
+      "ep {}: {:.0f} all-to-alls of {} per micro-batch ({} MoE layers x dispatch and combine, "
+      "forward and backward) on {} ({}), {} of the ep ranks on this node: {} each, {} per step "
+      "= {:.1f} % of the {} of compute in a step; on the critical path. Expert gradients: {} "
+      "over the {} ranks holding the same experts, exposed {}",
+      p.ep, t.ep.all_to_alls, bytes_text(t.ep.message_bytes), t.ep.layers,
+      tier_name(ctx.cluster, t.ep.tier),
+      gb_per_s(ctx.cluster.tiers[t.ep.tier].bandwidth_bytes_per_second),
+      far > 0 ? fmt::format("{} of {}", t.ep.ranks_in_node, p.ep) : std::string("all"),
+      seconds_text(t.ep.all_to_all.seconds()), seconds_text(t.ep.seconds * accum),
+      100.0 * t.ep.seconds / t.compute_seconds(), seconds_text(t.compute_seconds() * accum),
+      seconds_text(t.expert_dp.comm_seconds), t.expert_dp.ranks,
+      seconds_text(t.expert_dp.exposed_seconds));
+}
+
+std::string expert_failure_text(const Context& ctx, const Evaluation& e) {
+  return fmt::format(
+      "routing imbalance and hot experts: each all-to-all and expert GEMM waits for the busiest "
+      "of the {} expert ranks, taken as {:.2f}x the mean load (model.moe.imbalance{}); a "
+      "collapsing router raises it (symptom: all-to-all and expert GEMM times spreading across "
+      "ep ranks; remedies: load-balancing loss or bias, a capacity factor)",
+      e.plan.ep, expert_load_factor(ctx.model),
+      ctx.model.moe.capacity_factor > 0 ? ", capped by the capacity factor" : "");
+}
+
 std::string expert_time_lines(const TrainingTime& t, bool per_step) {
   if (!per_step && t.ep.seconds > 0) {
     return fmt::format("    ep all-to-all    {:>12}   ({:.0f} x {}, dispatch and combine)\n",

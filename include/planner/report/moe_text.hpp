@@ -12,6 +12,13 @@ namespace planner {
 /// and the failure mode it accepts (routing imbalance, hot experts).
 [[nodiscard]] std::string expert_axis_text(const Context& ctx, const Evaluation& best);
 
+/// The ep traffic note: the all-to-alls of a step, their tier and share, and the expert
+/// gradients' reduction over the expert-data-parallel group.
+[[nodiscard]] std::string expert_traffic_summary(const Context& ctx, const Evaluation& e);
+
+/// The failure mode ep accepts: every rank waits for the busiest expert rank.
+[[nodiscard]] std::string expert_failure_text(const Context& ctx, const Evaluation& e);
+
 /// The time breakdown's MoE lines (ep all-to-all per micro-batch; expert gradients per step).
 [[nodiscard]] std::string expert_time_lines(const TrainingTime& t, bool per_step);
 
