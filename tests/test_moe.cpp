@@ -237,3 +237,13 @@ TEST_CASE("FP8 GEMMs run at the catalog's fp8 rate, MFU also against the bf16 ra
   CHECK_THAT(bf16_mfu_note(ctx, 0.5), Catch::Contains("fp8 rate") &&
                                           Catch::Contains("100.0 % of the bf16 rate"));
 }
+
+TEST_CASE("MLA caches the kv latent and the RoPE key: 70 KB per token for DeepSeek-V3", "[moe]") {
+  const Model m = preset("deepseek-v3");
+  Plan p;
+  p.tp = 8;
+  // DeepSeek-V2 (arXiv 2405.04434) Table 1: (d_c + d_R)·l elements per token; V3: d_c = 512,
+  // d_R = 64, 61 layers, bf16: 576·61·2 = 70,272 B on every tp rank.
+  CHECK(kv_bytes_per_token(m, p, KvSharding::replicate) == Approx(576.0 * 61 * 2));
+  CHECK(kv_bytes_per_token(m, p, KvSharding::batch) == Approx(576.0 * 61 * 2 / 8));
+}
