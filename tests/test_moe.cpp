@@ -247,3 +247,24 @@ TEST_CASE("MLA caches the kv latent and the RoPE key: 70 KB per token for DeepSe
   CHECK(kv_bytes_per_token(m, p, KvSharding::replicate) == Approx(576.0 * 61 * 2));
   CHECK(kv_bytes_per_token(m, p, KvSharding::batch) == Approx(576.0 * 61 * 2 / 8));
 }
+
+TEST_CASE("Overlapping the all-to-all hides it behind another micro-batch's compute", "[moe]") {
+  json doc = scenario_doc({{"preset", "mixtral-8x7b"}, {"seq_len", 4096}}, 2);
+  Scenario s = load(doc);
+  Plan p;
+  p.dp = 16;
+  p.ep = 8;
+  p.recompute = Recompute::selective;
+  p.flash_attention = true;
+  const TrainingTime plain = training_time(s.model, s.cluster, p, 400e12);
+  s.model.moe.overlap_all_to_all = true;
+  const TrainingTime overlapped = training_time(s.model, s.cluster, p, 400e12);
+  // exposed = max(0, all-to-all − compute) per micro-batch; the rest of the step unchanged.
+  const double exposed = std::max(0.0, plain.ep.seconds - plain.compute_seconds());
+  CHECK(overlapped.ep.exposed_seconds == Approx(exposed).margin(1e-12));
+  CHECK(overlapped.micro_batch_seconds() ==
+        Approx(plain.micro_batch_seconds() - plain.ep.seconds + exposed));
+  p.recompute = Recompute::full;  // Megatron-LM refuses the overlap with full recompute
+  const TrainingTime full = training_time(s.model, s.cluster, p, 400e12);
+  CHECK(full.ep.exposed_seconds == full.ep.seconds);
+}

@@ -134,8 +134,8 @@ TrafficNote ep_note(const Context& ctx, const Evaluation& e) {
   n.messages_per_step = t.ep.all_to_alls * accum;
   n.seconds_per_step = t.ep.seconds * accum;
   n.compute_seconds_per_step = t.compute_seconds() * accum;
-  n.exposed_seconds_per_step = n.seconds_per_step;
-  n.critical_path = true;
+  n.exposed_seconds_per_step = t.ep.exposed_seconds * accum;
+  n.critical_path = !ctx.model.moe.overlap_all_to_all;
   n.facts = EpFacts{};
   return n;
 }

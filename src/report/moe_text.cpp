@@ -15,17 +15,19 @@ std::string expert_axis_text(const Context& ctx, const Evaluation& best) {
                        "all-to-all; the expert weights are replicated over dp x cp",
                        moe.experts);
   }
-  const double per_step = static_cast<double>(t.micro_batches) * t.ep.seconds;
+  const double per_step = static_cast<double>(t.micro_batches) * t.ep.exposed_seconds;
   return fmt::format(
       "splits each MoE layer's {} experts {} ways ({} per GPU); every micro-batch runs {:.0f} "
       "token all-to-alls (dispatch and combine, forward and backward) of {} per GPU on {} "
-      "({}), {} per step = {:.1f} % of the step; the busiest rank's routed load is taken as "
+      "({}), {} per step on the critical path{} = {:.1f} % of the step; the busiest rank's routed load is taken as "
       "{:.2f}x the mean: routing imbalance or a hot expert stretches every all-to-all and "
       "expert GEMM",
       moe.experts, p.ep, moe.experts / p.ep, t.ep.all_to_alls, bytes_text(t.ep.message_bytes),
       tier_name(ctx.cluster, t.ep.tier),
       gb_per_s(ctx.cluster.tiers[t.ep.tier].bandwidth_bytes_per_second),
-      seconds_text(per_step), 100.0 * per_step / t.step_seconds, expert_load_factor(ctx.model));
+      seconds_text(per_step),
+      ctx.model.moe.overlap_all_to_all ? " (the rest overlaps another micro-batch's compute)" : "",
+      100.0 * per_step / t.step_seconds, expert_load_factor(ctx.model));
 }
 
 std::string expert_traffic_summary(const Context& ctx, const Evaluation& e) {
@@ -36,14 +38,17 @@ std::string expert_traffic_summary(const Context& ctx, const Evaluation& e) {
   return fmt::format(
       "ep {}: {:.0f} all-to-alls of {} per micro-batch ({} MoE layers x dispatch and combine, "
       "forward and backward) on {} ({}), {} of the ep ranks on this node: {} each, {} per step "
-      "= {:.1f} % of the {} of compute in a step; on the critical path. Expert gradients: {} "
-      "over the {} ranks holding the same experts, exposed {}",
+      "= {:.1f} % of the {} of compute in a step; exposed {}{}. Expert gradients: {} over the "
+      "{} ranks holding the same experts, exposed {}",
       p.ep, t.ep.all_to_alls, bytes_text(t.ep.message_bytes), t.ep.layers,
       tier_name(ctx.cluster, t.ep.tier),
       gb_per_s(ctx.cluster.tiers[t.ep.tier].bandwidth_bytes_per_second),
       far > 0 ? fmt::format("{} of {}", t.ep.ranks_in_node, p.ep) : std::string("all"),
       seconds_text(t.ep.all_to_all.seconds()), seconds_text(t.ep.seconds * accum),
       100.0 * t.ep.seconds / t.compute_seconds(), seconds_text(t.compute_seconds() * accum),
+      seconds_text(t.ep.exposed_seconds * accum),
+      ctx.model.moe.overlap_all_to_all ? " (overlapped with another micro-batch's compute)"
+                                       : " (on the critical path)",
       seconds_text(t.expert_dp.comm_seconds), t.expert_dp.ranks,
       seconds_text(t.expert_dp.exposed_seconds));
 }
@@ -60,9 +65,10 @@ std::string expert_failure_text(const Context& ctx, const Evaluation& e) {
 
 std::string expert_time_lines(const TrainingTime& t, bool per_step) {
   if (!per_step && t.ep.seconds > 0) {
-    return fmt::format("    ep all-to-all    {:>12}   ({:.0f} x {}, dispatch and combine)\n",
-                       seconds_text(t.ep.seconds), t.ep.all_to_alls,
-                       seconds_text(t.ep.all_to_all.seconds()));
+    return fmt::format(
+        "    ep all-to-all    {:>12}   ({:.0f} x {}, dispatch and combine; exposed {})\n",
+        seconds_text(t.ep.seconds), t.ep.all_to_alls, seconds_text(t.ep.all_to_all.seconds()),
+        seconds_text(t.ep.exposed_seconds));
   }
   if (per_step && t.expert_dp.ranks > 1) {
     return fmt::format("    expert dp        {:>12}   (exposed {}, over {} ranks)\n",

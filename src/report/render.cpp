@@ -80,6 +80,7 @@ json time_json(const Context& ctx, const Evaluation& e) {
   // Only for mixture-of-experts models (docs/moe.md §5), so dense output is unchanged.
   if (t.ep.layers > 0) {
     j["ep_all_to_all"] = t.ep.seconds;
+    j["ep_all_to_all_exposed"] = t.ep.exposed_seconds;
     j["expert_dp_exposed"] = t.expert_dp.exposed_seconds;
   }
   if (!bf16_mfu_note(ctx, t.mfu).empty()) {

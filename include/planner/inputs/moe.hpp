@@ -19,6 +19,9 @@ struct Moe {
   std::int64_t first_dense_layers = 0; ///< the first n layers keep the dense MLP
   double capacity_factor = 0;          ///< tokens an expert takes, × the mean; 0 = dropless
   double imbalance = 1.0;              ///< routed load of the busiest expert rank ÷ the mean
+  /// The framework overlaps each micro-batch's token all-to-all with another micro-batch's
+  /// compute (DeepSeek-V3's DualPipe; Megatron-LM's overlap_moe_expert_parallel_comm).
+  bool overlap_all_to_all = false;
 };
 
 /// Multi-head latent attention (DeepSeek-AI 2024, arXiv 2405.04434, §2.1): queries and keys/

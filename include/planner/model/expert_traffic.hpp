@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -24,7 +25,8 @@ struct ExpertTraffic {
   double message_bytes = 0;      ///< what one rank sends in one all-to-all (its M)
   CollectiveCost all_to_all;     ///< one dispatch (or combine)
   double all_to_alls = 0;        ///< per micro-batch: 4 per MoE layer, 6 with full recompute
-  double seconds = 0;            ///< per micro-batch, on the critical path
+  double seconds = 0;            ///< per micro-batch
+  double exposed_seconds = 0;    ///< of those, on the critical path (all unless overlapped)
   double inter_node_bytes = 0;   ///< per micro-batch, bytes a rank sends off its node
 };
 
@@ -75,9 +77,22 @@ struct ExpertTraffic {
                                          c.tiers[t.tier]);
   t.all_to_alls = (p.recompute == Recompute::full ? 6.0 : 4.0) * static_cast<double>(t.layers);
   t.seconds = t.all_to_alls * t.all_to_all.seconds();
+  t.exposed_seconds = t.seconds;
   const double far = static_cast<double>(p.ep - t.ranks_in_node) / static_cast<double>(p.ep);
   t.inter_node_bytes = t.all_to_alls * far * t.message_bytes;
   return t;
+}
+
+/// With `overlap_all_to_all`, a micro-batch's all-to-alls run while another micro-batch
+/// computes (the 1F1B steady state pairs one forward with one backward; DeepSeek-AI 2024,
+/// arXiv 2412.19437, §3.2.1, DualPipe): what exceeds one micro-batch's compute stays exposed.
+/// Megatron-LM refuses the overlap with full recompute (transformer_config.py: "disable full
+/// recomputation when enabling overlap_moe_expert_parallel_comm"), so it is then all exposed.
+[[nodiscard]] inline double exposed_all_to_all_seconds(const Model& m, const Plan& p,
+                                                       const ExpertTraffic& t,
+                                                       double compute_seconds) noexcept {
+  if (!m.moe.overlap_all_to_all || p.recompute == Recompute::full) return t.seconds;
+  return std::max(0.0, t.seconds - compute_seconds);
 }
 
 }  // namespace planner

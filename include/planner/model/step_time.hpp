@@ -75,7 +75,7 @@ struct TrainingTime {
     return dense_seconds + attention_seconds + recompute_seconds + scores_io_seconds;
   }
   [[nodiscard]] double micro_batch_seconds() const noexcept {
-    return compute_seconds() + tp_seconds + cp_exposed_seconds + pp_seconds + ep.seconds;
+    return compute_seconds() + tp_seconds + cp_exposed_seconds + pp_seconds + ep.exposed_seconds;
   }
 };
 
@@ -278,6 +278,7 @@ inline void add_pipeline(const Model& m, const Cluster& c, const Plan& p, const 
   add_context_parallel(m, c, p, g, t);
   add_pipeline(m, c, p, g, t);
   t.ep = expert_traffic(m, c, p);
+  t.ep.exposed_seconds = exposed_all_to_all_seconds(m, p, t.ep, t.compute_seconds());
   if (t.ep.tier == c.network_index()) t.inter_node_bytes += g.accum * t.ep.inter_node_bytes;
 
   t.micro_batches = p.grad_accum;
