@@ -197,6 +197,7 @@ TEST_CASE("Pruned and exhaustive searches agree on random mixture-of-experts sce
     moe.shared_experts = i % 5 == 0 ? 1 : 0;
     moe.first_dense_layers = i % 3 == 0 ? std::min<std::int64_t>(1, ctx.model.layers - 1) : 0;
     moe.imbalance = 1.0 + 0.1 * (i % 4);
+    moe.overlap_all_to_all = i % 2 == 1;
     SearchOptions options;
     options.keep = 1 + static_cast<std::size_t>(i % 5);
     options.filter = filter_for(i / 3);
