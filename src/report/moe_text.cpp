@@ -15,19 +15,25 @@ std::string expert_axis_text(const Context& ctx, const Evaluation& best) {
                        "all-to-all; the expert weights are replicated over dp x cp",
                        moe.experts);
   }
-  const double per_step = static_cast<double>(t.micro_batches) * t.ep.exposed_seconds;
+  const double steps = static_cast<double>(t.micro_batches);
+  const double exposed = steps * t.ep.exposed_seconds;
+  const std::string overlap =
+      moe.overlap_all_to_all
+          ? fmt::format(", of which {} stays on the critical path (the rest overlaps another "
+                        "micro-batch's compute)",
+                        seconds_text(exposed))
+          : std::string(" on the critical path");
   return fmt::format(
       "splits each MoE layer's {} experts {} ways ({} per GPU); every micro-batch runs {:.0f} "
       "token all-to-alls (dispatch and combine, forward and backward) of {} per GPU on {} "
-      "({}), {} per step on the critical path{} = {:.1f} % of the step; the busiest rank's routed load is taken as "
+      "({}): {} per step{}, {:.1f} % of the step; the busiest rank's routed load is taken as "
       "{:.2f}x the mean: routing imbalance or a hot expert stretches every all-to-all and "
       "expert GEMM",
       moe.experts, p.ep, moe.experts / p.ep, t.ep.all_to_alls, bytes_text(t.ep.message_bytes),
       tier_name(ctx.cluster, t.ep.tier),
       gb_per_s(ctx.cluster.tiers[t.ep.tier].bandwidth_bytes_per_second),
-      seconds_text(per_step),
-      ctx.model.moe.overlap_all_to_all ? " (the rest overlaps another micro-batch's compute)" : "",
-      100.0 * per_step / t.step_seconds, expert_load_factor(ctx.model));
+      seconds_text(steps * t.ep.seconds), overlap, 100.0 * exposed / t.step_seconds,
+      expert_load_factor(ctx.model));
 }
 
 std::string expert_traffic_summary(const Context& ctx, const Evaluation& e) {
