@@ -127,7 +127,7 @@ TEST_CASE("planner import hf and planner list models", "[presets][cli]") {
 
 TEST_CASE("The question scenarios use presets and fit in ten lines", "[presets]") {
   for (const char* name : {"q1-llama-3.1-8b-one-node.json", "q2-llama-3.1-70b-64-h100.json",
-                           "q3-llama-3.1-405b-16k-h100.json",
+                           "q3-llama-3.1-405b-16k-h100.json", "q4-mixtral-8x7b-training.json",
                            "q5-llama-3.1-70b-serving-one-node.json",
                            "q6-gpt-3-175b-1024-a100.json"}) {
     INFO(name);
