@@ -567,5 +567,6 @@ TEST_CASE("loader: - reads standard input", "[loader][file]") {
   std::cin.rdbuf(saved);
   CHECK(message ==
         "<stdin>: /model: expected an object with keys layers, hidden, heads, kv_heads, "
-        "ffn_hidden, gated_mlp, vocab, tied_embeddings, seq_len, params, precision, got 1");
+        "ffn_hidden, gated_mlp, vocab, tied_embeddings, seq_len, params, precision, head_dim, "
+        "moe, mla, got 1");
 }

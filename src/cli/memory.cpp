@@ -37,6 +37,7 @@ Recompute parse_recompute(const std::string& text) {
 Placement parse_placement(const std::string& text) {
   std::string all, listed;  // "tp,cp,dp,pp" and "tp, cp, dp, pp": the table's names
   for (const AxisInfo& row : axes) {
+    if (row.folded) continue;  // not placed
     all += (all.empty() ? "" : ",") + std::string(row.name);
     listed += (listed.empty() ? "" : ", ") + std::string(row.name);
   }
@@ -47,7 +48,7 @@ Placement parse_placement(const std::string& text) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
     const std::string name = text.substr(start, comma - start);
     const std::optional<Axis> a = axis_named(name);
-    if (!a) {
+    if (!a || info(*a).folded) {
       throw InputError("--placement", "", fmt::format("unknown axis '{}'; expected a "
                                                       "permutation of {}", name, all));
     }
@@ -56,7 +57,7 @@ Placement parse_placement(const std::string& text) {
   }
   std::vector<Axis> sorted = order;
   std::sort(sorted.begin(), sorted.end());
-  if (sorted.size() != axis_count ||
+  if (sorted.size() != placed_axis_count ||
       std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
     throw InputError("--placement", "", fmt::format("expected each of {} exactly once, e.g. {}",
                                                     listed, all));
@@ -89,11 +90,11 @@ Plan memory_plan(const Scenario& s, const MemoryArgs& a) {
   for (const AxisInfo& row : axes) {
     const auto& given = a.degrees[static_cast<std::size_t>(row.axis)];
     check_flag(given, std::string(row.name).c_str(), 24);
-    any_degree = any_degree || (given && row.enumerated);
+    any_degree = any_degree || (given && (row.enumerated || row.folded));
   }
   const AxisInfo* fill = nullptr;
   for (const AxisInfo& row : axes) {
-    if (!row.enumerated) fill = &row;
+    if (!row.enumerated && !row.folded) fill = &row;
   }
   check_flag(a.micro_batch, "micro_batch", 16);
   check_flag(a.grad_accum, "grad_accum", 16);

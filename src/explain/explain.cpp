@@ -66,6 +66,7 @@ std::vector<FailureMode> failure_modes(const Context& ctx, const Evaluation& e) 
   if (p.cp > 1) modes.push_back(FailureMode::cp_causal_imbalance);
   if (p.tp > 1) modes.push_back(FailureMode::tp_fate_sharing);
   if (p.pp > 1) modes.push_back(FailureMode::pipeline_bubble);
+  if (p.ep > 1) modes.push_back(FailureMode::expert_imbalance);
   modes.push_back(FailureMode::critical_batch);
   return modes;
 }
@@ -238,6 +239,7 @@ std::vector<AxisNote> axis_notes(const Context& ctx, const Plan& p) {
     note(Axis::cp,
          p.cp > 1 ? (p.tp > 1 || p.pp > 1 ? AlternativeKind::without_cp : simplest)
                   : AlternativeKind::with_context);
+    if (is_moe(ctx.model)) note(Axis::ep, std::nullopt);
   }
   return out;
 }

@@ -122,6 +122,24 @@ TrafficNote pp_note(const Context& ctx, const Evaluation& e) {
   return n;
 }
 
+/// MoE token all-to-all (docs/moe.md §5): on the critical path of every MoE layer.
+TrafficNote ep_note(const Context& ctx, const Evaluation& e) {
+  const TrainingTime& t = e.training;
+  const double accum = static_cast<double>(e.plan.grad_accum);
+  TrafficNote n;
+  n.axis = TrafficAxis::ep;
+  n.tier = tier_name(ctx.cluster, t.ep.tier);
+  n.algorithm = std::string(to_string(t.ep.all_to_all.algorithm));
+  n.message_bytes = t.ep.message_bytes;
+  n.messages_per_step = t.ep.all_to_alls * accum;
+  n.seconds_per_step = t.ep.seconds * accum;
+  n.compute_seconds_per_step = t.compute_seconds() * accum;
+  n.exposed_seconds_per_step = t.ep.exposed_seconds * accum;
+  n.critical_path = !ctx.model.moe.overlap_all_to_all;
+  n.facts = EpFacts{};
+  return n;
+}
+
 /// The lowest bandwidths at which the step's dp collectives hide behind their windows and fit
 /// the comm budget, on ring costs (step_time.hpp's overlap model).
 void dp_bandwidths(const Plan& p, const DataParallelTraffic& d, double alpha, TrafficNote& n) {
@@ -234,6 +252,7 @@ std::vector<TrafficNote> traffic_notes(const Context& ctx, const Evaluation& e) 
   if (e.plan.cp > 1) out.push_back(cp_note(ctx, e));
   if (e.plan.pp > 1) out.push_back(pp_note(ctx, e));
   if (state_shard_ranks(e.plan) > 1) out.push_back(dp_note(ctx, e));
+  if (e.plan.ep > 1) out.push_back(ep_note(ctx, e));
   return out;
 }
 

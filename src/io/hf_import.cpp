@@ -28,10 +28,12 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 8> hf_keys{{
     {"max_position_embeddings", "seq_len"},
 }};
 
-/// Architectures whose layer is the planner's: pre-norm attention (GQA or MHA, head_dim =
-/// hidden / heads) and a gated (SwiGLU) MLP, without experts.
-constexpr std::array<std::string_view, 3> gated_architectures{
-    "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM"};
+/// Architectures whose layer is the planner's: pre-norm attention (GQA or MHA) and a gated
+/// (SwiGLU) MLP, or routed experts of that MLP in every layer (Mixtral, Qwen3-MoE;
+/// docs/moe.md §1).
+constexpr std::array<std::string_view, 5> gated_architectures{
+    "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "MixtralForCausalLM",
+    "Qwen3MoeForCausalLM"};
 
 std::int64_t need_integer(const json& c, std::string_view key, const std::string& origin) {
   const auto it = c.find(std::string(key));
@@ -57,16 +59,39 @@ void check_architecture(const json& c, const std::string& origin) {
     if (name == a) return;
   }
   std::string why = "its layer shape is not one the planner models";
-  if (name.find("Mixtral") != std::string::npos || c.contains("num_local_experts")) {
-    why = "mixture-of-experts layers are not modelled yet";
-  } else if (name.find("Gemma") != std::string::npos) {
-    why = "its head_dim is not hidden_size / num_attention_heads, which the planner assumes";
+  if (c.contains("n_routed_experts") || c.contains("num_local_experts") ||
+      c.contains("num_experts")) {
+    why = "this mixture-of-experts layout is not imported (use a preset such as deepseek-v3 or "
+          "write model.moe)";
   }
   throw InputError(origin, "/architectures/0",
                    fmt::format("cannot map {}: {}; supported: LlamaForCausalLM, "
-                               "MistralForCausalLM, Qwen2ForCausalLM (or write the model's "
-                               "layers, hidden, heads … in the scenario)",
+                               "MistralForCausalLM, Qwen2ForCausalLM, MixtralForCausalLM, "
+                               "Qwen3MoeForCausalLM (or write the model's layers, hidden, "
+                               "heads … in the scenario)",
                                name, why));
+}
+
+/// Routed experts: Mixtral's num_local_experts with experts of intermediate_size
+/// (MixtralConfig), Qwen3-MoE's num_experts of moe_intermediate_size (Qwen3MoeConfig), top-k
+/// num_experts_per_tok in both. Qwen3-MoE layers are sparse when (i + 1) % decoder_sparse_step
+/// == 0 and i is not in mlp_only_layers; only the all-sparse layout (1, []) is imported.
+void read_experts(const json& c, const std::string& origin, json& m) {
+  const bool mixtral = c.contains("num_local_experts");
+  if (!mixtral && !c.contains("num_experts")) return;
+  json moe = json::object();
+  moe["experts"] = need_integer(c, mixtral ? "num_local_experts" : "num_experts", origin);
+  moe["top_k"] = need_integer(c, "num_experts_per_tok", origin);
+  moe["expert_ffn_hidden"] =
+      mixtral ? m["ffn_hidden"].get<std::int64_t>() : need_integer(c, "moe_intermediate_size", origin);
+  const auto step = c.find("decoder_sparse_step");
+  const auto dense = c.find("mlp_only_layers");
+  if ((step != c.end() && *step != 1) || (dense != c.end() && !dense->empty())) {
+    throw InputError(origin, step != c.end() && *step != 1 ? "/decoder_sparse_step" : "/mlp_only_layers",
+                     "only every layer sparse (decoder_sparse_step 1, mlp_only_layers []) is "
+                     "imported; write model.moe with layer_freq and first_dense_layers instead");
+  }
+  m["moe"] = moe;
 }
 
 }  // namespace
@@ -91,14 +116,11 @@ json model_from_hf(const json& c, const std::string& origin) {
                       ? need_integer(c, "num_key_value_heads", origin)
                       : m["heads"].get<std::int64_t>();
   m["ffn_hidden"] = need_integer(c, "intermediate_size", origin);
-  if (c.contains("head_dim") && c["head_dim"].is_number_integer() &&
-      c["head_dim"].get<std::int64_t>() * m["heads"].get<std::int64_t>() !=
-          m["hidden"].get<std::int64_t>()) {
-    throw InputError(origin, "/head_dim",
-                     fmt::format("{} x num_attention_heads {} is not hidden_size {}: the planner "
-                                 "assumes head_dim = hidden / heads",
-                                 c["head_dim"].dump(), m["heads"].dump(), m["hidden"].dump()));
+  if (c.contains("head_dim") && !c["head_dim"].is_null()) {
+    const std::int64_t d = need_integer(c, "head_dim", origin);
+    if (d * m["heads"].get<std::int64_t>() != m["hidden"].get<std::int64_t>()) m["head_dim"] = d;
   }
+  read_experts(c, origin, m);
   const auto act = c.find("hidden_act");
   if (act != c.end() && !(act->is_string() && (*act == "silu" || *act == "swish"))) {
     throw InputError(origin, "/hidden_act",

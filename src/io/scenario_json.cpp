@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <numeric>
 
 #include "planner/io/constraints.hpp"
 #include "planner/io/presets.hpp"
@@ -130,7 +131,7 @@ std::string violation_message(const Scenario& s, const Plan& p, const Violation&
       std::int64_t rest = 1;  // the product of the degrees other than dp
       bool overflow = false;
       for (const AxisInfo& row : axes) {
-        if (row.axis != Axis::dp) overflow = overflow || __builtin_mul_overflow(rest, p.*row.degree, &rest);
+        if (row.axis != Axis::dp && !row.folded) overflow = overflow || __builtin_mul_overflow(rest, p.*row.degree, &rest);
       }
       std::int64_t product = 0;
       overflow = overflow || __builtin_mul_overflow(rest, p.dp, &product);
@@ -191,6 +192,22 @@ std::string violation_message(const Scenario& s, const Plan& p, const Violation&
       return fmt::format("virtual_stages = {} needs grad_accum ({}) divisible by pp ({}), as "
                          "Megatron-LM's interleaved schedule requires",
                          p.virtual_stages, p.grad_accum, p.pp);
+    case ViolationKind::ep_dense:
+      return fmt::format("ep = {} needs a mixture-of-experts model (model.moe.experts); set "
+                         "ep to 1",
+                         p.ep);
+    case ViolationKind::ep_experts:
+      return fmt::format("ep ({}) must divide the {} routed experts (each ep rank holds "
+                         "experts / ep of them); try {}",
+                         p.ep, m.moe.experts, first_few(divisors(m.moe.experts)));
+    case ViolationKind::ep_dp_cp:
+      return fmt::format("ep ({}) must divide dp·cp = {} (the MoE layers fold ep into the "
+                         "data- and context-parallel ranks, as Megatron-LM does); try {}",
+                         p.ep, p.dp * p.cp, first_few(divisors(std::gcd(p.dp * p.cp, m.moe.experts))));
+    case ViolationKind::serving_ep:
+      return fmt::format("a serving plan needs ep = 1 (expert parallelism is modelled for "
+                         "training only), got {}",
+                         p.ep);
   }
   return "not a legal plan";
 }

@@ -72,10 +72,10 @@ inline constexpr std::array kv_sharding_choices{Choice<KvSharding>{"replicate", 
                                          Choice<KvSharding>{"batch", KvSharding::batch}};
 inline constexpr std::array kind_choices{Choice<WorkloadKind>{"training", WorkloadKind::training},
                                   Choice<WorkloadKind>{"serving", WorkloadKind::serving}};
-/// The axis table (inputs/plan.hpp) as choices.
-inline constexpr std::array<Choice<Axis>, axis_count> axis_choices = [] {
-  std::array<Choice<Axis>, axis_count> out{};
-  for (std::size_t i = 0; i < axis_count; ++i) out[i] = {axes[i].name, axes[i].axis};
+/// The placed axes of the axis table (inputs/plan.hpp) as choices; they come first.
+inline constexpr std::array<Choice<Axis>, placed_axis_count> axis_choices = [] {
+  std::array<Choice<Axis>, placed_axis_count> out{};
+  for (std::size_t i = 0; i < placed_axis_count; ++i) out[i] = {axes[i].name, axes[i].axis};
   return out;
 }();
 /// The dtype table (base/dtype.hpp) as choices.

@@ -20,12 +20,13 @@
 #include "planner/io/read_input.hpp"
 #include "planner/io/resilience_json.hpp"
 #include "planner/model/legality.hpp"
+#include "model_experts.hpp"
 #include "scenario_rules.hpp"
 
 namespace planner::json_input {
 
 static void check_model(const Model& m, const std::string& origin) {
-  if (m.hidden % m.heads != 0) {
+  if (m.head_dim == 0 && m.hidden % m.heads != 0) {
     fail(origin, "/model/heads",
          fmt::format("heads ({}) must divide hidden ({}); try {}", m.heads, m.hidden,
                      nearest_divisors(m.hidden, m.heads)));
@@ -69,7 +70,8 @@ static Precision read_precision(const json& v, const std::string& origin) {
 Model read_model(const json& v, const std::string& origin) {
   const Object o(v, "/model", origin,
                  {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "vocab",
-                  "tied_embeddings", "seq_len", "params", "precision"});
+                  "tied_embeddings", "seq_len", "params", "precision", "head_dim", "moe",
+                  "mla"});
   Model m;
   m.layers = o.integer("layers", layer_count);
   m.hidden = o.integer("hidden", width);
@@ -84,6 +86,9 @@ Model read_model(const json& v, const std::string& origin) {
   if (const json* precision = o.find("precision")) {
     m.precision = read_precision(*precision, origin);
   }
+  m.head_dim = o.integer("head_dim", width, 0);
+  if (const json* moe = o.find("moe")) m.moe = read_moe(*moe, m, origin);
+  if (const json* mla = o.find("mla")) m.mla = read_mla(*mla, origin);
   check_model(m, origin);
   return m;
 }
@@ -391,7 +396,7 @@ static Placement read_placement(const json& v, const std::string& origin, const 
 
 Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
   const Object o(v, "/plan", origin,
-                 {"dp", "tp", "pp", "cp", "zero", "recompute", "flash_attention",
+                 {"dp", "tp", "pp", "cp", "ep", "zero", "recompute", "flash_attention",
                   "sequence_parallel", "micro_batch", "grad_accum", "virtual_stages", "placement"});
   Plan p;
   p.dp = o.integer("dp", gpu_count, 1);
@@ -401,6 +406,7 @@ Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
   p.tp = o.integer("tp", gpu_count, 1);
   p.pp = o.integer("pp", gpu_count, 1);
   p.cp = o.integer("cp", gpu_count, 1);
+  p.ep = o.integer("ep", gpu_count, 1);
   p.zero = static_cast<int>(o.integer("zero", zero_stage, 0));
   p.recompute = o.maybe_choice("recompute", recompute_choices).value_or(Recompute::none);
   p.flash_attention = o.flag("flash_attention", false);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "planner/io/text.hpp"
+#include "planner/report/moe_text.hpp"
 
 /// The explanation's records in words (traffic notes: traffic_text.cpp).
 
@@ -25,6 +26,7 @@ std::string describe(const Context& ctx, const Plan& p) {
   axis(Axis::cp);
   axis(Axis::pp);
   axis(Axis::dp);
+  axis(Axis::ep);
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? " x " : "") + parts[i];
   if (out.empty()) out = "1 GPU";
@@ -133,6 +135,7 @@ std::string axis_why(const Context& ctx, const Explanation& x, const Evaluation&
     case Axis::cp:
       why = p.cp > 1 ? fmt::format("splits each sequence {} ways: {}", p.cp, verdict) : verdict;
       break;
+    case Axis::ep: why = expert_axis_text(ctx, best); break;
   }
   return a.used || why.empty() ? why : "not used; " + why;
 }
@@ -169,6 +172,7 @@ std::string failure_mode_text(const Context& ctx, const Evaluation& e,
             "of {} layers",
             100.0 * bubble_slots(p) / static_cast<double>(p.grad_accum),
             stage_layers(ctx.model, p), ctx.model.layers);
+      case FailureMode::expert_imbalance: return expert_failure_text(ctx, e);
       case FailureMode::critical_batch:
         break;
     }

@@ -25,6 +25,18 @@ std::string megatron_arguments(const Context& ctx, const Plan& p) {
   add(fmt::format("--tensor-model-parallel-size {}", p.tp));
   add(fmt::format("--pipeline-model-parallel-size {}", p.pp));
   add(fmt::format("--context-parallel-size {}", p.cp));
+  if (is_moe(m)) {
+    // megatron/core/transformer/moe/README.md (its table of MoE arguments); expert tensor
+    // parallelism is left at tp, as the planner models it (docs/moe.md §3).
+    add(fmt::format("--num-experts {}", m.moe.experts));
+    add(fmt::format("--moe-router-topk {}", m.moe.top_k));
+    add(fmt::format("--moe-ffn-hidden-size {}", m.moe.expert_ffn_hidden));
+    if (m.moe.shared_experts > 0) {
+      add(fmt::format("--moe-shared-expert-intermediate-size {}",
+                      m.moe.shared_experts * m.moe.expert_ffn_hidden));
+    }
+    add(fmt::format("--expert-model-parallel-size {}", p.ep));
+  }
   if (p.tp > 1 && p.sequence_parallel) add("--sequence-parallel");
   if (p.zero == 1) add("--use-distributed-optimizer");
   if (!placement_follows(p, default_placement)) add("--use-tp-pp-dp-mapping");

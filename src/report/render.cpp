@@ -8,6 +8,7 @@
 #include "planner/report/scaling_report.hpp"
 #include "planner/io/text.hpp"
 #include "planner/report/headline.hpp"
+#include "planner/report/moe_text.hpp"
 #include "planner/report/report.hpp"
 #include "planner/search/answer.hpp"
 #include "planner/search/rank.hpp"
@@ -40,7 +41,10 @@ json placement_json(const Context& ctx, const Plan& p) {
   json order = json::array();
   for (Axis a : p.placement) order.push_back(std::string(to_string(a)));
   json j{{"order", order}};
-  for (const AxisInfo& row : axes) j[std::string(row.name)] = group_tier_name(ctx, p, row.axis);
+  for (const AxisInfo& row : axes) {
+    if (row.folded && degree(p, row.axis) == 1) continue;  // unused on dense models
+    j[std::string(row.name)] = group_tier_name(ctx, p, row.axis);
+  }
   return j;
 }
 
@@ -74,6 +78,15 @@ json time_json(const Context& ctx, const Evaluation& e) {
               {"mfu", t.mfu}};
   // Only with the scenario's "stragglers" (docs/resilience.md §1), so other output is unchanged.
   if (t.straggler_seconds > 0) j["straggler"] = t.straggler_seconds;
+  // Only for mixture-of-experts models (docs/moe.md §5), so dense output is unchanged.
+  if (t.ep.layers > 0) {
+    j["ep_all_to_all"] = t.ep.seconds;
+    j["ep_all_to_all_exposed"] = t.ep.exposed_seconds;
+    j["expert_dp_exposed"] = t.expert_dp.exposed_seconds;
+  }
+  if (!bf16_mfu_note(ctx, t.mfu).empty()) {
+    j["mfu_bf16_rate"] = t.mfu * ctx.flops_per_second / ctx.cluster.gpu.flops_per_second;
+  }
   return j;
 }
 
@@ -89,6 +102,7 @@ json plan_fields_json(const Plan& p) {
               {"micro_batch", p.micro_batch},
               {"grad_accum", p.grad_accum}};
   if (p.virtual_stages > 1) j["virtual_stages"] = p.virtual_stages;
+  if (p.ep > 1) j["ep"] = p.ep;
   return j;
 }
 
@@ -161,18 +175,20 @@ std::string describe_time(const Context& ctx, const Evaluation& e) {
                        seconds_text(t.cp_exposed_seconds));
   }
   if (t.pp_seconds > 0) out += fmt::format("    stage sends      {:>12}\n", seconds_text(t.pp_seconds));
+  out += expert_time_lines(t, false);
   out += fmt::format("  per step ({} micro-batches):\n", t.micro_batches);
   if (t.bubble_seconds > 0) {
     out += fmt::format("    pipeline bubble  {:>12}\n", seconds_text(t.bubble_seconds));
   }
   out += fmt::format("    dp traffic       {:>12}   (exposed {})\n", seconds_text(t.dp.comm_seconds),
                      seconds_text(t.dp.exposed_seconds));
+  out += expert_time_lines(t, true);
   if (t.straggler_seconds > 0) {
     out += fmt::format("    straggler wait   {:>12}\n", seconds_text(t.straggler_seconds));
   }
-  out += fmt::format("    step             {:>12}   {:.0f} sequences, {:.0f} tokens/s, MFU {:.1f} %\n",
+  out += fmt::format("    step             {:>12}   {:.0f} sequences, {:.0f} tokens/s, MFU {:.1f} %{}\n",
                      seconds_text(t.step_seconds), t.global_sequences, t.tokens_per_second,
-                     100 * t.mfu);
+                     100 * t.mfu, bf16_mfu_note(ctx, t.mfu));
   return out;
 }
 
@@ -194,9 +210,10 @@ std::string dump_json(const json& j) {
 
 std::string headline(const Context& ctx, const Evaluation& e) {
   if (ctx.workload.kind == WorkloadKind::serving) return serving_headline(ctx, e);
-  return fmt::format("{:.0f} tokens/s, step {}, MFU {:.1f} %, {} of {} per GPU",
+  return fmt::format("{:.0f} tokens/s, step {}, MFU {:.1f} %{}, {} of {} per GPU",
                      e.training.tokens_per_second, seconds_text(e.training.step_seconds),
-                     100 * e.training.mfu, gib_text(e.memory.total_bytes()),
+                     100 * e.training.mfu, bf16_mfu_note(ctx, e.training.mfu),
+                     gib_text(e.memory.total_bytes()),
                      gib_text(e.memory.capacity_bytes));
 }
 

@@ -5,6 +5,7 @@
 
 #include "planner/io/text.hpp"
 #include "planner/report/explain_text.hpp"
+#include "planner/report/moe_text.hpp"
 
 /// The traffic notes in words: one sentence per note with the figures it holds and those of
 /// the plan's TrainingTime or ServingTime.
@@ -20,6 +21,7 @@ std::string traffic_axis_name(TrafficAxis a) {
     case TrafficAxis::dp_cp: return "dp x cp";
     case TrafficAxis::memory: return "memory";
     case TrafficAxis::token: return "token";
+    case TrafficAxis::ep: return "ep";
   }
   return "";
 }
@@ -41,6 +43,7 @@ std::string traffic_collective(const TrafficNote& n) {
       return "all-gather (forward) + all-gather and reduce-scatter (backward)";
     }
     case TrafficAxis::memory: return "weight and KV-cache read";
+    case TrafficAxis::ep: return "all-to-all (token dispatch and combine)";
     case TrafficAxis::token: break;
   }
   return "";
@@ -196,6 +199,8 @@ std::string traffic_summary(const Context& ctx, const Evaluation& e, const Traff
           return read_summary(ctx, e, f);
         } else if constexpr (std::is_same_v<F, ServingTpFacts>) {
           return serving_tp_summary(e, n, f);
+        } else if constexpr (std::is_same_v<F, EpFacts>) {
+          return expert_traffic_summary(ctx, e);
         } else {
           static_assert(std::is_same_v<F, ServingTokenFacts>);
           return token_summary(ctx, e);

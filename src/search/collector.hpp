@@ -30,14 +30,16 @@ struct Budget {
 };
 inline thread_local Budget budget;
 
-/// The filter's conditions on the axes' degrees alone.
-inline bool passes_axes(const SearchFilter& f, const Plan& p) {
+/// The filter's conditions on the axes' degrees alone (`placed_only`: on the placed axes'
+/// alone, for a factorisation whose folded axes are chosen next).
+inline bool passes_axes(const SearchFilter& f, const Plan& p, bool placed_only = false) {
   for (const AxisInfo& row : axes) {
+    if (placed_only && row.folded) continue;
     const auto i = static_cast<std::size_t>(row.axis);
     const std::int64_t d = p.*row.degree;
     if ((f.degrees[i] && *f.degrees[i] != d) || d < f.min_degrees[i]) return false;
   }
-  return !f.constraints || within_degrees(*f.constraints, p);
+  return !f.constraints || within_degrees(*f.constraints, p, placed_only);
 }
 
 /// Everything but placement.

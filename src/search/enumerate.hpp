@@ -147,6 +147,7 @@ inline std::size_t row_index(int zero, std::size_t choice, int sp) {
 /// The search's working memory, reused between searches on one thread.
 struct Scratch {
   std::vector<std::int64_t> world_divisors;
+  std::vector<std::int64_t> expert_degrees;  ///< divisors of the routed experts ({1}: dense)
   std::vector<std::int64_t> micro_batches;  ///< one group's, while it is enumerated
   std::vector<std::uint8_t> variants;       ///< one group's, per recompute choice × micro-batch
   std::vector<std::int64_t> mb_pool;
@@ -194,6 +195,7 @@ inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scr
   const std::int64_t world = world_size(ctx.cluster);
   const double target = target_sequences(ctx);
   fill_divisors(world, s.world_divisors);
+  fill_divisors(std::max<std::int64_t>(1, m.moe.experts), s.expert_degrees);
   // The divisors are in increasing order: past world/tp (world/tp/cp) none can divide it.
   for (std::int64_t tp : s.world_divisors) {
     for (std::int64_t cp : s.world_divisors) {
@@ -208,7 +210,7 @@ inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scr
         base.cp = cp;
         base.pp = pp;
         base.dp = world / tp / cp / pp;
-        if (!passes_axes(filter, base)) continue;
+        if (!passes_axes(filter, base, true)) continue;
         if (const std::optional<Violation> v = first_violation(
                 m, ctx.cluster, ctx.workload.kind, base, LegalityScope::degrees)) {
           if (out) {
@@ -227,20 +229,28 @@ inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scr
           }
           continue;
         }
-        Group g;
-        g.base = base;
-        g.per_replica = sequences_per_replica(ctx, base.dp);
-        auto [known, added] = s.mb_by_dp.try_emplace(base.dp);
-        if (added) {
-          fill_divisors(g.per_replica, s.micro_batches);
-          known->second = {s.mb_pool.size(), s.micro_batches.size()};
-          s.mb_pool.insert(s.mb_pool.end(), s.micro_batches.begin(), s.micro_batches.end());
+        // The expert-parallel degrees, innermost: 1 alone for a dense model, so its groups
+        // and their order are those of a search without the ep axis.
+        for (const std::int64_t ep : s.expert_degrees) {
+          if ((base.dp * base.cp) % ep != 0) continue;
+          Plan folded = base;
+          folded.ep = ep;
+          if (!passes_axes(filter, folded)) continue;
+          Group g;
+          g.base = folded;
+          g.per_replica = sequences_per_replica(ctx, base.dp);
+          auto [known, added] = s.mb_by_dp.try_emplace(base.dp);
+          if (added) {
+            fill_divisors(g.per_replica, s.micro_batches);
+            known->second = {s.mb_pool.size(), s.micro_batches.size()};
+            s.mb_pool.insert(s.mb_pool.end(), s.micro_batches.begin(), s.micro_batches.end());
+          }
+          g.micro_batches = known->second.first;
+          g.micro_batch_count = known->second.second;
+          budget.spend(static_cast<std::int64_t>(g.micro_batch_count));
+          s.groups.push_back(g);
+          visit(static_cast<std::uint32_t>(s.groups.size() - 1));
         }
-        g.micro_batches = known->second.first;
-        g.micro_batch_count = known->second.second;
-        budget.spend(static_cast<std::int64_t>(g.micro_batch_count));
-        s.groups.push_back(g);
-        visit(static_cast<std::uint32_t>(s.groups.size() - 1));
       }
     }
   }

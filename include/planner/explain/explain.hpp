@@ -88,7 +88,7 @@ struct AxisNote {
 };
 
 /// Which traffic a note describes (its "axis" in the output).
-enum class TrafficAxis { tp, cp, pp, dp, dp_cp, memory, token };
+enum class TrafficAxis { tp, cp, pp, dp, dp_cp, memory, token, ep };
 
 /// tp traffic of one micro-batch on its tier and, as a what-if, on the other tier.
 struct TpFigures {
@@ -121,6 +121,7 @@ struct CpFacts {
 };
 
 struct PpFacts {};  ///< everything is in the plan and its TrainingTime
+struct EpFacts {};  ///< the same (TrainingTime::ep, expert_dp; docs/moe.md §5)
 
 struct DpFacts {
   std::int64_t zero = 0;
@@ -161,7 +162,7 @@ struct TrafficNote {
   double hide_bandwidth = 0;       ///< lowest bandwidth (bytes/s) at which it still hides; 0 = n/a
   double budget_bandwidth = 0;     ///< lowest bandwidth within comm_budget of compute; 0 = n/a
   std::variant<TpTrainingFacts, CpFacts, PpFacts, DpFacts, ServingReadFacts, ServingTpFacts,
-               ServingTokenFacts>
+               ServingTokenFacts, EpFacts>
       facts;
 };
 
@@ -174,6 +175,7 @@ enum class FailureMode {
   tp_fate_sharing,
   pipeline_bubble,
   critical_batch,
+  expert_imbalance,  ///< ep > 1: every rank waits for the busiest expert rank
 };
 
 /// The time component by which an alternative loses most per token.

@@ -2,6 +2,7 @@
 #include <cstdint>
 
 #include "planner/base/dtype.hpp"
+#include "planner/inputs/moe.hpp"
 
 /// The transformer being trained or served, as shape numbers plus an optional parameter
 /// count. Derivations are in docs/model.md §1.
@@ -20,10 +21,17 @@ struct Model {
   std::int64_t seq_len = 0;
   double params = 0;  ///< total parameters; 0 = derive from the shape
   Precision precision;  ///< the formats the job stores and computes the model in
+  std::int64_t head_dim = 0;  ///< attention head width; 0 = hidden / heads
+  Moe moe;  ///< routed experts (docs/moe.md §1); experts = 0 for a dense model
+  Mla mla;  ///< multi-head latent attention (docs/moe.md §2); kv_lora_rank = 0 when absent
 };
 
-/// Width of one attention head (h / a).
+[[nodiscard]] inline bool is_moe(const Model& m) noexcept { return m.moe.experts > 0; }
+[[nodiscard]] inline bool is_mla(const Model& m) noexcept { return m.mla.kv_lora_rank > 0; }
+
+/// Width of one attention head: the given head_dim, else h / a.
 [[nodiscard]] inline double head_dim(const Model& m) noexcept {
+  if (m.head_dim > 0) return static_cast<double>(m.head_dim);
   return static_cast<double>(m.hidden) / static_cast<double>(m.heads);
 }
 
@@ -39,31 +47,123 @@ struct Model {
   return m.tied_embeddings ? one : 2.0 * one;
 }
 
-/// Parameters of one transformer layer derived from the shape:
-/// Q and O: 2·h², K and V: 2·h·h_kv, MLP: (3 if gated else 2)·h·f, two norms: 4·h.
+/// Attention parameters of one layer. Standard: Q and O 2·h·(a·d_head) (2h² when
+/// d_head = h/a), K and V 2·h·h_kv. MLA: Megatron-LM theoretical_memory_usage.py
+/// (`multi_latent_attention` branch): q_lora·(h + a·(d_nope + d_rope) + 1) (1 = its RMSNorm),
+/// kv_lora·(h + a·(d_nope + d_v) + 1), h·d_rope (the shared RoPE key), a·d_v·h (output).
+[[nodiscard]] inline double attention_layer_params(const Model& m) noexcept {
+  const double h = static_cast<double>(m.hidden);
+  if (is_mla(m)) {
+    const double a = static_cast<double>(m.heads);
+    const double qk = static_cast<double>(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim);
+    const double rope = static_cast<double>(m.mla.qk_rope_head_dim);
+    const double v = static_cast<double>(m.mla.v_head_dim);
+    const double q_lora = static_cast<double>(m.mla.q_lora_rank);
+    const double q = q_lora > 0 ? q_lora * (h + a * qk + 1.0) : h * a * qk;
+    const double kv = static_cast<double>(m.mla.kv_lora_rank) *
+                      (h + a * (static_cast<double>(m.mla.qk_nope_head_dim) + v) + 1.0);
+    return q + kv + h * rope + a * v * h;
+  }
+  if (m.head_dim <= 0) return 2.0 * h * h + 2.0 * h * kv_hidden(m);
+  return 2.0 * h * static_cast<double>(m.heads) * head_dim(m) + 2.0 * h * kv_hidden(m);
+}
+
+/// Parameters of one dense transformer layer derived from the shape:
+/// attention (2h² + 2·h·h_kv for MHA/GQA), MLP: (3 if gated else 2)·h·f, two norms: 4·h.
 /// Megatron-LM theoretical_memory_usage.py P_T = 2Lh²[(1+g/a) + (f/h)(1.5 if SwiGLU) + 2/h]
 /// (linear biases ignored as there), which this is, divided by L.
 [[nodiscard]] inline double derived_layer_params(const Model& m) noexcept {
   const double h = static_cast<double>(m.hidden);
   const double f = static_cast<double>(m.ffn_hidden);
-  const double attention = 2.0 * h * h + 2.0 * h * kv_hidden(m);
+  const double attention = attention_layer_params(m);
   const double mlp = (m.gated_mlp ? 3.0 : 2.0) * h * f;
   return attention + mlp + 4.0 * h;
 }
 
-/// Total parameters: the given count, else L·layer + embeddings + final norm (2h).
+/// Layers whose MLP is a mixture of experts: layer i (from 0) when i ≥ first_dense_layers
+/// and i % layer_freq == 0 (Hugging Face DeepSeek-V3 modeling: `layer_idx >=
+/// first_k_dense_replace and layer_idx % moe_layer_freq == 0`).
+[[nodiscard]] inline std::int64_t moe_layer_count(const Model& m) noexcept {
+  if (!is_moe(m)) return 0;
+  std::int64_t n = 0;
+  for (std::int64_t i = m.moe.first_dense_layers; i < m.layers; ++i) {
+    if (i % m.moe.layer_freq == 0) ++n;
+  }
+  return n;
+}
+
+/// One routed (or shared) expert: an MLP of width expert_ffn_hidden, (3 if gated else 2)·h·f_e.
+[[nodiscard]] inline double expert_params(const Model& m) noexcept {
+  return (m.gated_mlp ? 3.0 : 2.0) * static_cast<double>(m.hidden) *
+         static_cast<double>(m.moe.expert_ffn_hidden);
+}
+
+/// One MoE layer with `experts` of its routed experts counted: attention, those experts, the
+/// shared experts, the router h·E and two norms 4h (Megatron-LM theoretical_memory_usage.py
+/// num_parameters_in_transformer_layer_moe / num_active_parameters_in_transformer_layer_moe).
+[[nodiscard]] inline double moe_layer_params(const Model& m, double experts) noexcept {
+  const double h = static_cast<double>(m.hidden);
+  const double router = h * static_cast<double>(m.moe.experts);
+  return attention_layer_params(m) +
+         (experts + static_cast<double>(m.moe.shared_experts)) * expert_params(m) + router +
+         4.0 * h;
+}
+
+/// Routed-expert parameters of the whole model (the part expert parallelism splits).
+[[nodiscard]] inline double routed_expert_params(const Model& m) noexcept {
+  return static_cast<double>(moe_layer_count(m)) * static_cast<double>(m.moe.experts) *
+         expert_params(m);
+}
+
+/// Total parameters: the given count, else the layers + embeddings + final norm (2h); an MoE
+/// layer counts all its experts (what memory holds).
 [[nodiscard]] inline double total_params(const Model& m) noexcept {
   if (m.params > 0) return m.params;
+  if (is_moe(m)) {
+    const double moe_layers = static_cast<double>(moe_layer_count(m));
+    const double dense_layers = static_cast<double>(m.layers) - moe_layers;
+    return dense_layers * derived_layer_params(m) +
+           moe_layers * moe_layer_params(m, static_cast<double>(m.moe.experts)) +
+           embedding_params(m) + 2.0 * static_cast<double>(m.hidden);
+  }
   return static_cast<double>(m.layers) * derived_layer_params(m) + embedding_params(m) +
          2.0 * static_cast<double>(m.hidden);
 }
 
-/// Parameters of one layer. When the total is given, the non-embedding remainder is spread
-/// evenly over the layers, so per-GPU shares always sum back to the given total.
+/// Parameters one token uses: the total less the routed experts it is not sent to,
+/// (E − k) per MoE layer (what FLOPs count). Equal to the total for a dense model.
+[[nodiscard]] inline double active_params(const Model& m) noexcept {
+  if (!is_moe(m)) return total_params(m);
+  const double idle = static_cast<double>(m.moe.experts - m.moe.top_k);
+  return total_params(m) - static_cast<double>(moe_layer_count(m)) * idle * expert_params(m);
+}
+
+/// Parameters of one layer. When the total is given, or the model is MoE, the non-embedding
+/// remainder is spread evenly over the layers, so per-GPU shares sum back to the total.
 [[nodiscard]] inline double layer_params(const Model& m) noexcept {
-  if (m.params <= 0) return derived_layer_params(m);
-  const double rest = m.params - embedding_params(m);
+  if (m.params <= 0 && !is_moe(m)) return derived_layer_params(m);
+  const double rest = total_params(m) - embedding_params(m);
   return rest / static_cast<double>(m.layers);
+}
+
+/// Parameters of one layer a token passes through: layer_params less, on average, the routed
+/// experts it is not sent to. Equal to layer_params for a dense model.
+[[nodiscard]] inline double active_layer_params(const Model& m) noexcept {
+  if (!is_moe(m)) return layer_params(m);
+  return layer_params(m) - (total_params(m) - active_params(m)) / static_cast<double>(m.layers);
+}
+
+/// Width of the attention core's s² products: QKᵀ and scores·V each cost 2·s²·(this) FLOPs
+/// per sequence forward. h for standard attention with d_head = h/a; a·d_head otherwise;
+/// MLA: a·(d_nope + d_rope + d_v)/2, the mean of the query/key and value head widths.
+[[nodiscard]] inline double attention_core_width(const Model& m) noexcept {
+  const double a = static_cast<double>(m.heads);
+  if (is_mla(m)) {
+    return a * static_cast<double>(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim +
+                                   m.mla.v_head_dim) / 2.0;
+  }
+  if (m.head_dim <= 0) return static_cast<double>(m.hidden);
+  return a * head_dim(m);
 }
 
 }  // namespace planner

@@ -25,10 +25,13 @@ enum class Recompute { none, selective, full };
 
 /// The axes, in the table's order. Placement lists them innermost first: the innermost axis
 /// gets consecutive ranks, so it is the one most likely to stay inside a node.
-enum class Axis { tp, cp, dp, pp };
-inline constexpr std::size_t axis_count = 4;
+/// ep is folded: it splits the dp·cp ranks of the MoE layers rather than the world, so it has
+/// no place of its own in the placement (the placed axes come first in the enum).
+enum class Axis { tp, cp, dp, pp, ep };
+inline constexpr std::size_t axis_count = 5;
+inline constexpr std::size_t placed_axis_count = 4;
 
-using Placement = std::array<Axis, axis_count>;
+using Placement = std::array<Axis, placed_axis_count>;
 
 /// Megatron-LM's default order (tp innermost, then cp, dp, pp).
 inline constexpr Placement default_placement{Axis::tp, Axis::cp, Axis::dp, Axis::pp};
@@ -38,6 +41,9 @@ struct Plan {
   std::int64_t tp = 1;
   std::int64_t pp = 1;
   std::int64_t cp = 1;
+  /// Expert-parallel degree: each MoE layer's routed experts split over ep of the dp·cp ranks
+  /// (docs/moe.md §3); 1 for a dense model.
+  std::int64_t ep = 1;
   int zero = 0;  ///< ZeRO stage 0–3, sharding over the dp·cp ranks that hold the same weights
   Recompute recompute = Recompute::none;
   bool flash_attention = false;
@@ -64,17 +70,23 @@ struct AxisInfo {
   std::size_t group_size;
   bool splits_model;  ///< a model-parallel axis: it divides the weights or the sequence
   bool enumerated;    ///< searched over the world's divisors; the one that is not fills the rest
+  /// Folded into the dp·cp ranks (Megatron-LM's MoE parallel folding, parallel_state.py:
+  /// expert_data_parallel_size = world / (etp·ep·pp)): not a factor of the world, not placed.
+  bool folded = false;
 };
 
 inline constexpr std::array<AxisInfo, axis_count> axes{{
     {Axis::tp, "tp", &Plan::tp, "each layer's weight matrices (Megatron-LM tensor parallelism)",
-     "Tensor-parallel degree", {Axis::tp, Axis::tp}, 1, true, true},
+     "Tensor-parallel degree", {Axis::tp, Axis::tp}, 1, true, true, false},
     {Axis::cp, "cp", &Plan::cp, "the sequence (ring attention)", "Context-parallel degree",
-     {Axis::cp, Axis::cp}, 1, true, true},
+     {Axis::cp, Axis::cp}, 1, true, true, false},
     {Axis::dp, "dp", &Plan::dp, "the batch (data parallelism; ZeRO shards state over dp x cp)",
-     "Data-parallel degree (default: fill the GPUs)", {Axis::dp, Axis::cp}, 2, false, false},
+     "Data-parallel degree (default: fill the GPUs)", {Axis::dp, Axis::cp}, 2, false, false, false},
     {Axis::pp, "pp", &Plan::pp, "the layers (pipeline stages)", "Pipeline stages",
-     {Axis::pp, Axis::pp}, 1, true, true},
+     {Axis::pp, Axis::pp}, 1, true, true, false},
+    {Axis::ep, "ep", &Plan::ep, "the routed experts of each MoE layer (expert parallelism)",
+     "Expert-parallel degree (MoE models; divides dp x cp and the experts)",
+     {Axis::ep, Axis::ep}, 1, true, false, true},
 }};
 
 [[nodiscard]] constexpr const AxisInfo& info(Axis a) noexcept {
@@ -97,7 +109,9 @@ inline constexpr std::array<AxisInfo, axis_count> axes{{
 
 [[nodiscard]] inline std::int64_t gpus(const Plan& p) noexcept {
   std::int64_t n = 1;
-  for (const AxisInfo& row : axes) n *= p.*row.degree;
+  for (const AxisInfo& row : axes) {
+    if (!row.folded) n *= p.*row.degree;
+  }
   return n;
 }
 

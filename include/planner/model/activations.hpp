@@ -4,6 +4,7 @@
 
 #include "planner/inputs/model.hpp"
 #include "planner/inputs/plan.hpp"
+#include "planner/model/experts.hpp"
 #include "planner/model/schedule.hpp"
 
 /// Activation memory of one transformer layer, per GPU, in bytes (docs/model.md §2).
@@ -50,6 +51,10 @@ struct LayerActivationTerms {
   LayerActivationTerms t;
   t.replicated_bytes = scale * 10.0 * sb * h;
   t.tp_split_bytes = scale * sb * (4.0 * h + 4.0 * kv_hidden(m) + mlp_factor * f);
+  if (is_moe(m)) {  // routed experts, dispatch copies and router logits (model/experts.hpp)
+    t.replicated_bytes += sb * router_activation_bytes_per_token(m);
+    t.tp_split_bytes = scale * sb * (4.0 * h + 4.0 * kv_hidden(m) + mlp_activation_width(m));
+  }
   // local queries against all keys: (s/cp)·s per head; with cp > 1 the planner requires tiled
   // attention, so this term is only ever stored with cp = 1, where it is 5·a·s²·b.
   t.scores_bytes = scale * 5.0 * a * local_tokens * s * micro_batch;

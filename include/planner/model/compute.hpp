@@ -19,6 +19,16 @@ struct MicroBatchFlops {
   }
 };
 
+/// Parameters whose GEMMs one GPU runs per token, tp aside: the stage's parameters with each
+/// MoE layer's routed experts counted k/E times (the experts a token visits), scaled by the
+/// load of the busiest expert rank (model/experts.hpp); the whole stage for a dense model.
+[[nodiscard]] inline double stage_flop_params(const Model& m, const Plan& p) noexcept {
+  if (!is_moe(m)) return stage_params(m, p);
+  const double experts = stage_expert_params(m, p);
+  const double used = static_cast<double>(m.moe.top_k) / static_cast<double>(m.moe.experts);
+  return stage_params(m, p) - experts + experts * used * expert_load_factor(m);
+}
+
 /// - dense: 6·P·D (Kaplan et al. 2020 §2.1; EleutherAI "Transformer Math 101"), P the stage's
 ///   parameters, D = b·s tokens, split over tp and cp.
 /// - attention: 12·b·s²·h per layer, the s/6h term of Korthikanti et al. 2022 Eq. (7)
@@ -30,29 +40,31 @@ struct MicroBatchFlops {
 [[nodiscard]] inline MicroBatchFlops micro_batch_flops(const Model& m, const Plan& p) noexcept {
   const double b = static_cast<double>(p.micro_batch);
   const double s = static_cast<double>(m.seq_len);
-  const double h = static_cast<double>(m.hidden);
+  const double h = attention_core_width(m);
   const double layers = static_cast<double>(stage_layers(m, p));
   const double split = static_cast<double>(p.tp) * static_cast<double>(p.cp);
   const double tokens = b * s;
   const double core = b * s * s * h;  // one b·s²·h unit of attention-core work per layer
   MicroBatchFlops f;
-  f.dense = 6.0 * stage_params(m, p) * tokens / split;
+  f.dense = 6.0 * stage_flop_params(m, p) * tokens / split;
   f.attention = 12.0 * core * layers / split;
   double recompute_per_layer = 0;
   if (p.flash_attention) recompute_per_layer += 2.0 * core;
   if (p.recompute == Recompute::selective && !p.flash_attention) recompute_per_layer += 4.0 * core;
   if (p.recompute == Recompute::full) {
-    recompute_per_layer += 2.0 * layer_params(m) * tokens + 4.0 * core;
+    recompute_per_layer += 2.0 * active_layer_params(m) * tokens + 4.0 * core;
   }
   f.recompute = recompute_per_layer * layers / split;
   return f;
 }
 
-/// Model FLOPs of one sequence, without recompute (for MFU): 6·P·s + 12·s²·h·L.
+/// Model FLOPs of one sequence, without recompute (for MFU): 6·P·s + 12·s²·h·L, P the active
+/// parameters (all of them for a dense model; for MoE the ones a token uses, as DeepSeek-AI
+/// 2024, arXiv 2412.19437, counts 37B of 671B) and h the attention core's width.
 [[nodiscard]] inline double model_flops_per_sequence(const Model& m) noexcept {
   const double s = static_cast<double>(m.seq_len);
-  return 6.0 * total_params(m) * s +
-         12.0 * s * s * static_cast<double>(m.hidden) * static_cast<double>(m.layers);
+  return 6.0 * active_params(m) * s +
+         12.0 * s * s * attention_core_width(m) * static_cast<double>(m.layers);
 }
 
 }  // namespace planner

@@ -31,6 +31,10 @@ enum class ViolationKind {
   virtual_stages_pp,     ///< virtual stages without a pipeline (pp = 1)
   virtual_stages_layers, ///< pp·virtual_stages does not divide the layers
   virtual_stages_accum,  ///< interleaved: pp does not divide grad_accum (Megatron-LM's rule)
+  ep_dense,              ///< ep > 1 on a model without experts
+  ep_experts,            ///< ep does not divide the routed experts
+  ep_dp_cp,              ///< ep does not divide dp·cp, the ranks the MoE layers fold it into
+  serving_ep,            ///< serving: ep must be 1 (not modelled)
 };
 
 struct Violation {
@@ -42,6 +46,19 @@ struct Violation {
 /// Which rules to apply: all of them (a pinned plan), or those of the axes' degrees alone
 /// (the search's factorisations, before it chooses ZeRO, recompute and the batch split).
 enum class LegalityScope { plan, degrees };
+
+/// Expert parallelism (Megatron-LM parallel_state.py, MoE parallel folding with etp = tp:
+/// world % (etp·ep·pp) == 0, i.e. ep divides dp·cp; each ep rank holds experts / ep experts,
+/// so ep divides the experts).
+[[nodiscard]] inline std::optional<Violation> expert_violation(const Model& m,
+                                                               const Plan& p) noexcept {
+  using K = ViolationKind;
+  if (p.ep == 1) return std::nullopt;
+  if (m.moe.experts == 0) return Violation{K::ep_dense, "ep", p.ep};
+  if (m.moe.experts % p.ep != 0) return Violation{K::ep_experts, "ep", p.ep};
+  if ((p.dp * p.cp) % p.ep != 0) return Violation{K::ep_dp_cp, "ep", p.ep};
+  return std::nullopt;
+}
 
 [[nodiscard]] inline std::optional<Violation> first_violation(const Model& m, const Cluster& c,
                                                               WorkloadKind kind, const Plan& p,
@@ -60,12 +77,15 @@ enum class LegalityScope { plan, degrees };
     std::uint32_t seen = 0;
     for (const Axis a : p.placement) {
       const auto bit = static_cast<std::uint32_t>(a);
-      if (bit >= axis_count || (seen >> bit & 1U) != 0) return Violation{K::placement, "placement", 0};
+      if (bit >= placed_axis_count || (seen >> bit & 1U) != 0) {
+        return Violation{K::placement, "placement", 0};
+      }
       seen |= 1U << bit;
     }
     std::int64_t product = 1;
     bool overflow = false;
     for (const AxisInfo& row : axes) {
+      if (row.folded) continue;
       overflow = overflow || __builtin_mul_overflow(product, p.*row.degree, &product);
     }
     if (overflow || product != world_size(c)) return Violation{K::world_size, "", product};
@@ -73,8 +93,10 @@ enum class LegalityScope { plan, degrees };
       if (p.cp != 1) return Violation{K::serving_cp, "cp", p.cp};
       if (p.zero != 0) return Violation{K::serving_zero, "zero", p.zero};
       if (p.grad_accum != 1) return Violation{K::serving_grad_accum, "grad_accum", p.grad_accum};
+      if (p.ep != 1) return Violation{K::serving_ep, "ep", p.ep};
     }
   }
+  if (std::optional<Violation> v = expert_violation(m, p)) return v;
   if (m.heads % p.tp != 0) return Violation{K::tp_heads, "tp", p.tp};
   if (m.kv_heads > 0 && m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0) {
     return Violation{K::tp_kv_heads, "tp", p.tp};

@@ -67,6 +67,30 @@ inline constexpr std::array<LedgerLine, 9> ledger_lines{{
   return layers * layer_params(m) + one_table;
 }
 
+/// Routed-expert parameters on the largest stage before any split: the model's, times the
+/// stage's share of the layers (all of them with pp = 1; Megatron-LM
+/// theoretical_memory_usage.py divides expert_sharded_params_in_transformer_block by pp).
+[[nodiscard]] inline double stage_expert_params(const Model& m, const Plan& p) noexcept {
+  if (!is_moe(m)) return 0;
+  if (p.pp == 1) return routed_expert_params(m);
+  return routed_expert_params(m) * static_cast<double>(stage_layers(m, p)) /
+         static_cast<double>(m.layers);
+}
+
+/// Parameters of one GPU of the largest stage: the rest split by tp, the routed experts by
+/// tp·ep (expert tensor parallelism = tp, Megatron-LM's default; theoretical_memory_usage.py
+/// expert_sharded_params_on_most_loaded_shard / (etp·ep)).
+struct GpuParams {
+  double replicated = 0;  ///< held by every rank of the dp·cp group
+  double experts = 0;     ///< routed experts, held by every rank of the expert-dp group
+};
+
+[[nodiscard]] inline GpuParams gpu_params(const Model& m, const Plan& p) noexcept {
+  const double tp = static_cast<double>(p.tp);
+  const double experts = stage_expert_params(m, p);
+  return {(stage_params(m, p) - experts) / tp, experts / (tp * static_cast<double>(p.ep))};
+}
+
 /// Ranks that hold identical weights and so can shard model state between them: the data-
 /// and context-parallel ranks of one model shard (ZeRO, Rajbhandari et al. 2020,
 /// arXiv 1910.02054, §5; Megatron-LM shards the distributed optimizer over dp×cp).
@@ -81,21 +105,33 @@ inline constexpr std::array<LedgerLine, 9> ledger_lines{{
 [[nodiscard]] inline MemoryLedger training_ledger(const Model& m, const Cluster& c,
                                                   const Training& w, const Plan& p) noexcept {
   MemoryLedger l;
-  const double psi = stage_params(m, p) / static_cast<double>(p.tp);
+  const GpuParams psi = gpu_params(m, p);
   const double shards = static_cast<double>(state_shard_ranks(p));
+  // Expert state is sharded over the expert-data-parallel group (model/experts.hpp).
+  const double expert_shards = static_cast<double>(expert_data_parallel_ranks(p));
   const double weight_b = bytes_of(m.precision.weights);
   const double grad_b = bytes_of(m.precision.gradients);
   const double optimizer_b = std::max(0.0, w.bytes_per_param - weight_b - grad_b);
-  l.weights_bytes = psi * weight_b / (p.zero >= 3 ? shards : 1.0);
-  l.gradients_bytes = psi * grad_b / (p.zero >= 2 ? shards : 1.0);
-  l.optimizer_bytes = psi * optimizer_b / (p.zero >= 1 ? shards : 1.0);
+  auto state = [&](double bytes, bool sharded) {
+    return psi.replicated * bytes / (sharded ? shards : 1.0) +
+           psi.experts * bytes / (sharded ? expert_shards : 1.0);
+  };
+  l.weights_bytes = state(weight_b, p.zero >= 3);
+  l.gradients_bytes = state(grad_b, p.zero >= 2);
+  l.optimizer_bytes = state(optimizer_b, p.zero >= 1);
   l.activations_bytes = stage_activation_bytes(m, p);
   l.logits_bytes = logits_activation_bytes(m, p);
   l.recompute_working_bytes = recompute_working_bytes(m, p);
   if (p.zero >= 3) {
     // The layer being computed and the one being prefetched, gathered in bf16
     // (DeepSpeed stage3 prefetch; the worked solution's "two buffers").
-    l.zero3_gather_bytes = 2.0 * layer_params(m) / static_cast<double>(p.tp) * weight_b;
+    // MoE: a layer's routed experts are gathered as the rank's ep share (docs/moe.md §4).
+    const double experts = routed_expert_params(m) / static_cast<double>(m.layers);
+    const double tp = static_cast<double>(p.tp);
+    l.zero3_gather_bytes = 2.0 *
+                           ((layer_params(m) - experts) / tp +
+                            experts / (tp * static_cast<double>(p.ep))) *
+                           weight_b;
   }
   l.reserve_bytes = c.gpu.reserve_bytes;
   l.capacity_bytes = c.gpu.memory_bytes;

@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -25,10 +26,53 @@ namespace planner {
   return s;
 }
 
+/// The dp·cp ranks in the placement's order, inner axis first: the axes ep folds into.
+struct FoldedAxes {
+  Axis inner = Axis::cp;
+  Axis outer = Axis::dp;
+};
+
+[[nodiscard]] inline FoldedAxes folded_axes(const Plan& p) noexcept {
+  for (Axis a : p.placement) {
+    if (a == Axis::cp) return {Axis::cp, Axis::dp};
+    if (a == Axis::dp) return {Axis::dp, Axis::cp};
+  }
+  return {};
+}
+
+/// An ep group: ep consecutive indices of the dp·cp ranks, inner axis fastest (Megatron-LM
+/// parallel_state.py builds expert groups with the order "tp-ep-dp-pp", ep taking the place of
+/// the dense cp and dp). It lies inside one domain when its span, the inner axis's stride
+/// times ep (ep divides the inner degree) or the outer axis's stride times ep / inner degree
+/// (the inner degree divides ep), divides the domain; otherwise when the whole dp·cp group does.
+[[nodiscard]] inline bool ep_inside_domain(const Plan& p, std::int64_t domain) noexcept {
+  const FoldedAxes f = folded_axes(p);
+  const std::int64_t inner = degree(p, f.inner);
+  if (inner % p.ep == 0) return domain % (stride(p, f.inner) * p.ep) == 0;
+  if (p.ep % inner == 0) return domain % (stride(p, f.outer) * (p.ep / inner)) == 0;
+  return domain % (stride(p, f.inner) * inner) == 0 &&
+         domain % (stride(p, f.outer) * degree(p, f.outer)) == 0;
+}
+
 /// True when every group of `axis` lies inside one domain of `domain` GPUs.
 [[nodiscard]] inline bool inside_domain(const Plan& p, Axis axis, std::int64_t domain) noexcept {
   const std::int64_t d = degree(p, axis);
+  if (d > 1 && info(axis).folded) return ep_inside_domain(p, domain);
   return d <= 1 || domain % (stride(p, axis) * d) == 0;
+}
+
+/// Ranks of one ep group inside one domain of `domain` GPUs (all ep when it fits).
+[[nodiscard]] inline std::int64_t ep_ranks_per_domain(const Plan& p,
+                                                      std::int64_t domain) noexcept {
+  if (ep_inside_domain(p, domain)) return p.ep;
+  const FoldedAxes f = folded_axes(p);
+  const std::int64_t inner = std::min(degree(p, f.inner), p.ep);
+  const std::int64_t s_inner = stride(p, f.inner);
+  const std::int64_t held_inner = s_inner >= domain ? 1 : std::min(inner, domain / s_inner);
+  if (held_inner < inner) return held_inner;
+  const std::int64_t s_outer = stride(p, f.outer);
+  const std::int64_t outer = p.ep / inner;
+  return held_inner * (s_outer >= domain ? 1 : std::min(outer, domain / s_outer));
 }
 
 /// The innermost tier whose domain holds every group spanned by `axes` together.

@@ -6,6 +6,7 @@
 #include "planner/inputs/cluster.hpp"
 #include "planner/model/collectives.hpp"
 #include "planner/model/compute.hpp"
+#include "planner/model/expert_traffic.hpp"
 #include "planner/model/memory.hpp"
 #include "planner/inputs/model.hpp"
 #include "planner/model/placement.hpp"
@@ -66,12 +67,15 @@ struct TrainingTime {
   double global_sequences = 0;
   double tokens_per_second = 0;
   double mfu = 0;  ///< model FLOP/s per GPU ÷ the effective FLOP/s the time model uses
+  // Mixture of experts (docs/moe.md §5); zero for a dense model.
+  ExpertTraffic ep;               ///< token dispatch and combine, per micro-batch
+  DataParallelTraffic expert_dp;  ///< expert gradients over the expert-data-parallel group
 
   [[nodiscard]] double compute_seconds() const noexcept {
     return dense_seconds + attention_seconds + recompute_seconds + scores_io_seconds;
   }
   [[nodiscard]] double micro_batch_seconds() const noexcept {
-    return compute_seconds() + tp_seconds + cp_exposed_seconds + pp_seconds;
+    return compute_seconds() + tp_seconds + cp_exposed_seconds + pp_seconds + ep.exposed_seconds;
   }
 };
 
@@ -92,18 +96,19 @@ struct TrainingTime {
 ///   (DeepSpeed stage 2 with accumulation), and all-gathers once;
 /// - ZeRO-3 gathers the parameters for every forward and every backward and reduce-scatters
 ///   every backward: 3 buffers per micro-batch (the worked solution's 3·Ψ).
-[[nodiscard]] inline DataParallelTraffic data_parallel_traffic(const Model& m, const Cluster& c,
-                                                               const Plan& p,
-                                                               double forward_seconds,
-                                                               double backward_seconds) noexcept {
+/// The traffic of `ranks` ranks sharding the state of `params` parameters per rank, on the
+/// dp·cp group's tier (data_parallel_traffic, expert_data_parallel_traffic below).
+[[nodiscard]] inline DataParallelTraffic sharded_state_traffic(
+    const Model& m, const Cluster& c, const Plan& p, std::int64_t ranks, double params,
+    double forward_seconds, double backward_seconds) noexcept {
   DataParallelTraffic t;
-  t.ranks = state_shard_ranks(p);
+  t.ranks = ranks;
   t.forward_window_seconds = forward_seconds;
   t.backward_window_seconds = backward_seconds;
   t.tier = axis_tier(p, c, Axis::dp);
   t.inside_node = t.tier == 0;
   const Tier& tier = c.tiers[t.tier];
-  t.gradient_bytes = bytes_of(m.precision.gradients) * stage_params(m, p) / static_cast<double>(p.tp);
+  t.gradient_bytes = bytes_of(m.precision.gradients) * params;
   if (t.ranks <= 1) return t;
   const double buckets = static_cast<double>(stage_layers(m, p));
   const double bucket_bytes = t.gradient_bytes / buckets;
@@ -152,6 +157,25 @@ struct TrainingTime {
       break;
   }
   return t;
+}
+
+[[nodiscard]] inline DataParallelTraffic data_parallel_traffic(const Model& m, const Cluster& c,
+                                                               const Plan& p,
+                                                               double forward_seconds,
+                                                               double backward_seconds) noexcept {
+  return sharded_state_traffic(m, c, p, state_shard_ranks(p), gpu_params(m, p).replicated,
+                               forward_seconds, backward_seconds);
+}
+
+/// MoE: the routed experts' gradients (the rank's tp·ep share) over the dp·cp/ep ranks that
+/// hold the same experts (Megatron-LM's expert-data-parallel group), with the same ZeRO
+/// schedule; its tier is taken as the dp·cp group's (the group is a subset of it).
+[[nodiscard]] inline DataParallelTraffic expert_data_parallel_traffic(
+    const Model& m, const Cluster& c, const Plan& p, double forward_seconds,
+    double backward_seconds) noexcept {
+  if (!is_moe(m)) return {};
+  return sharded_state_traffic(m, c, p, expert_data_parallel_ranks(p), gpu_params(m, p).experts,
+                               forward_seconds, backward_seconds);
 }
 
 /// The shapes one stage's micro-batch works on, shared by the per-axis costs below.
@@ -253,6 +277,9 @@ inline void add_pipeline(const Model& m, const Cluster& c, const Plan& p, const 
   add_tensor_parallel(m, c, p, g, t);
   add_context_parallel(m, c, p, g, t);
   add_pipeline(m, c, p, g, t);
+  t.ep = expert_traffic(m, c, p);
+  t.ep.exposed_seconds = exposed_all_to_all_seconds(m, p, t.ep, t.compute_seconds());
+  if (t.ep.tier == c.network_index()) t.inter_node_bytes += g.accum * t.ep.inter_node_bytes;
 
   t.micro_batches = p.grad_accum;
   const double slot = t.micro_batch_seconds();
@@ -260,8 +287,11 @@ inline void add_pipeline(const Model& m, const Cluster& c, const Plan& p, const 
   t.dp = data_parallel_traffic(m, c, p, f.forward() / flops_per_second,
                                f.backward() / flops_per_second);
   if (t.dp.tier == c.network_index()) t.inter_node_bytes += t.dp.bytes_per_step;
+  t.expert_dp = expert_data_parallel_traffic(m, c, p, f.forward() / flops_per_second,
+                                             f.backward() / flops_per_second);
+  if (t.expert_dp.tier == c.network_index()) t.inter_node_bytes += t.expert_dp.bytes_per_step;
   t.step_seconds = static_cast<double>(p.grad_accum) * slot + t.bubble_seconds +
-                   t.dp.exposed_seconds;
+                   t.dp.exposed_seconds + t.expert_dp.exposed_seconds;
   t.global_sequences = static_cast<double>(p.dp * p.micro_batch * p.grad_accum);
   const double tokens = t.global_sequences * static_cast<double>(m.seq_len);
   t.tokens_per_second = tokens / t.step_seconds;

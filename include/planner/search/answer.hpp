@@ -17,7 +17,8 @@ namespace planner {
     for (const AxisInfo& row : axes) out[static_cast<std::size_t>(row.axis)] = axis_tier(p, c, row.axis);
     return out;
   };
-  return a.dp == b.dp && a.tp == b.tp && a.pp == b.pp && a.cp == b.cp && a.zero == b.zero &&
+  return a.dp == b.dp && a.tp == b.tp && a.pp == b.pp && a.cp == b.cp && a.ep == b.ep &&
+         a.zero == b.zero &&
          a.recompute == b.recompute && a.flash_attention == b.flash_attention &&
          a.sequence_parallel == b.sequence_parallel && tiers(a) == tiers(b);
 }

@@ -82,9 +82,12 @@ inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis:
   return {};
 }
 
-/// The user's bounds on the degrees alone.
-[[nodiscard]] inline bool within_degrees(const Constraints& c, const Plan& p) noexcept {
+/// The user's bounds on the degrees alone (`placed_only`: the placed axes' alone, before the
+/// search chooses the folded ones).
+[[nodiscard]] inline bool within_degrees(const Constraints& c, const Plan& p,
+                                         bool placed_only = false) noexcept {
   for (const AxisInfo& row : axes) {
+    if (placed_only && row.folded) continue;
     if (!c.degree(row.axis).holds(p.*row.degree)) return false;
   }
   return true;

@@ -51,14 +51,14 @@ struct RankKey {
   int zero = 0;
   int recompute = 0;
   // canonical tail: a total order over distinct plans
-  std::int64_t dp = 0, tp = 0, pp = 0, cp = 0, micro_batch = 0;
+  std::int64_t dp = 0, tp = 0, pp = 0, cp = 0, ep = 0, micro_batch = 0;
   int flash = 0, sp = 0;
   int placement = 0;
 
   [[nodiscard]] auto tie() const noexcept {
     return std::tie(misses_slo, band, time, throughput, model_axes, pipeline, crossing_axes,
                     inter_node_bytes, memory_bytes, exact_time, zero, recompute, dp, tp, pp, cp,
-                    micro_batch, flash, sp, placement);
+                    ep, micro_batch, flash, sp, placement);
   }
   friend bool operator<(const RankKey& a, const RankKey& b) noexcept { return a.tie() < b.tie(); }
 };
@@ -106,6 +106,7 @@ struct RankKey {
   k.tp = p.tp;
   k.pp = p.pp;
   k.cp = p.cp;
+  k.ep = p.ep;
   k.micro_batch = p.micro_batch;
   k.flash = p.flash_attention ? 0 : 1;
   k.sp = p.sequence_parallel ? 0 : 1;

@@ -20,7 +20,7 @@ namespace planner {
 /// (pure data parallel, the winner without one of its axes, …). Unset fields are free.
 struct SearchFilter {
   std::array<std::optional<std::int64_t>, axis_count> degrees{};  ///< pinned degrees, by Axis
-  std::array<std::int64_t, axis_count> min_degrees{1, 1, 1, 1};   ///< 2 forces an axis into use
+  std::array<std::int64_t, axis_count> min_degrees{1, 1, 1, 1, 1};  ///< 2 forces an axis into use
   std::optional<int> zero;
   std::optional<Recompute> recompute;
   std::optional<bool> flash_attention;
@@ -91,11 +91,11 @@ struct SearchResult {
   return small;
 }
 
-/// Every order of the axes: axis_count! placements, a fixed-capacity list, so the search's
-/// loops allocate nothing.
+/// Every order of the placed axes: placed_axis_count! placements, a fixed-capacity list, so
+/// the search's loops allocate nothing.
 inline constexpr std::size_t placement_capacity = [] {
   std::size_t n = 1;
-  for (std::size_t i = 2; i <= axis_count; ++i) n *= i;
+  for (std::size_t i = 2; i <= placed_axis_count; ++i) n *= i;
   return n;
 }();
 

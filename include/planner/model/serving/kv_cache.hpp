@@ -24,9 +24,18 @@ namespace planner {
 }
 
 /// K and V for every layer of the stage: 2 · ⌈L/p⌉ · KV heads on the rank · head_dim · the
-/// cache dtype's bytes (fp8: 1), per cached token.
+/// cache dtype's bytes (fp8: 1), per cached token. MLA caches the kv latent and the shared
+/// RoPE key instead, (d_c + d_R) elements per layer (DeepSeek-AI 2024, arXiv 2405.04434,
+/// Table 1), whole on every tp rank (one latent serves all heads), split by tp only when the
+/// requests are (`batch`).
 [[nodiscard]] inline double kv_bytes_per_token(const Model& m, const Plan& p,
                                                KvSharding sharding) noexcept {
+  if (is_mla(m)) {
+    const double latent = static_cast<double>(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
+    const double split = sharding == KvSharding::batch ? static_cast<double>(p.tp) : 1.0;
+    return static_cast<double>(stage_layers(m, p)) * latent * bytes_of(m.precision.kv_cache) /
+           split;
+  }
   return 2.0 * static_cast<double>(stage_layers(m, p)) * kv_heads_per_rank(m, p.tp, sharding) *
          head_dim(m) * bytes_of(m.precision.kv_cache);
 }

@@ -16,10 +16,11 @@
 
 namespace planner {
 
-/// Parameters a token passes through in GEMMs on the largest stage: its layers, plus the
-/// output layer (V·h) that the last stage runs for the logits.
+/// Parameters a token passes through in GEMMs on the largest stage: its layers (the active
+/// ones of an MoE model, inputs/model.hpp), plus the output layer (V·h) that the last stage
+/// runs for the logits.
 [[nodiscard]] inline double stage_layer_params(const Model& m, const Plan& p) noexcept {
-  return static_cast<double>(stage_layers(m, p)) * layer_params(m);
+  return static_cast<double>(stage_layers(m, p)) * active_layer_params(m);
 }
 
 /// FLOPs of one prefill chunk covering prompt positions [begin, end) on one GPU:

@@ -1,0 +1,98 @@
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "planner/inputs/cluster.hpp"
+#include "planner/inputs/model.hpp"
+#include "planner/inputs/plan.hpp"
+#include "planner/model/activations.hpp"
+#include "planner/model/collectives.hpp"
+#include "planner/model/experts.hpp"
+#include "planner/model/placement.hpp"
+
+/// Expert parallelism's token traffic (docs/moe.md §5): each MoE layer dispatches every token
+/// to its top-k experts and combines their outputs back, one all-to-all each way in the
+/// forward pass and again (the gradients) in the backward (Lepikhin et al. 2021, GShard,
+/// arXiv 2006.16668; Megatron-LM MoEAlltoAllTokenDispatcher).
+
+namespace planner {
+
+struct ExpertTraffic {
+  std::int64_t layers = 0;       ///< MoE layers on the largest stage; 0 for a dense model
+  std::size_t tier = 0;          ///< the innermost tier holding each ep group
+  std::int64_t ranks_in_node = 1;  ///< ep ranks sharing a node (tier 0 domain)
+  double message_bytes = 0;      ///< what one rank sends in one all-to-all (its M)
+  CollectiveCost all_to_all;     ///< one dispatch (or combine)
+  double all_to_alls = 0;        ///< per micro-batch: 4 per MoE layer, 6 with full recompute
+  double seconds = 0;            ///< per micro-batch
+  double exposed_seconds = 0;    ///< of those, on the critical path (all unless overlapped)
+  double inter_node_bytes = 0;   ///< per micro-batch, bytes a rank sends off its node
+};
+
+/// Pairwise-exchange all-to-all over n ranks with M bytes per rank (Thakur et al. 2005,
+/// "Optimization of collective communication operations in MPICH", pairwise exchange: n − 1 steps, each
+/// sending M/n to one peer): a step to a peer on the same node costs α₀ + (M/n)/B₀, a step
+/// to a peer on another node α_t + (M/n)/B_t on the group's tier t. With every peer on one
+/// tier this is collectives.hpp's (n−1)α + (n−1)/n·M/B.
+[[nodiscard]] inline CollectiveCost hierarchical_all_to_all(std::int64_t ranks,
+                                                            std::int64_t ranks_in_node,
+                                                            double bytes, const Tier& node,
+                                                            const Tier& outer) noexcept {
+  CollectiveCost c;
+  c.algorithm = Algorithm::pairwise;
+  if (ranks <= 1) return c;
+  const double n = static_cast<double>(ranks);
+  const double near = static_cast<double>(ranks_in_node - 1);
+  const double far = n - static_cast<double>(ranks_in_node);
+  const double chunk = bytes / n;
+  c.latency_seconds = near * node.latency_seconds + far * outer.latency_seconds;
+  c.wire_seconds = near * chunk / node.bandwidth_bytes_per_second +
+                   far * chunk / outer.bandwidth_bytes_per_second;
+  return c;
+}
+
+/// The all-to-alls of one micro-batch on one GPU. Each rank routes its s·b/(cp·tp) tokens
+/// (tokens split over tp as with sequence parallelism) to k experts: M = tokens·k·h·bytes,
+/// times the load of the busiest rank (model/experts.hpp), which every rank waits for.
+/// Dispatch and combine forward, their gradients backward: 4 per MoE layer; full recompute
+/// repeats the forward pair. Not overlapped with compute (DeepSeek-V3's dual micro-batch
+/// overlap is not modelled).
+[[nodiscard]] inline ExpertTraffic expert_traffic(const Model& m, const Cluster& c,
+                                                  const Plan& p) noexcept {
+  ExpertTraffic t;
+  if (!is_moe(m)) return t;
+  const double stage_fraction =
+      static_cast<double>(stage_layers(m, p)) / static_cast<double>(m.layers);
+  t.layers = static_cast<std::int64_t>(
+      static_cast<double>(moe_layer_count(m)) * (p.pp == 1 ? 1.0 : stage_fraction) + 0.5);
+  if (p.ep <= 1) return t;
+  t.tier = axis_tier(p, c, Axis::ep);
+  t.ranks_in_node = t.tier == 0 ? p.ep : ep_ranks_per_domain(p, domain_gpus(c, 0));
+  const double tokens = static_cast<double>(m.seq_len) * static_cast<double>(p.micro_batch) /
+                        (static_cast<double>(p.cp) * static_cast<double>(p.tp));
+  t.message_bytes = tokens * static_cast<double>(m.moe.top_k) * static_cast<double>(m.hidden) *
+                    bytes_of(m.precision.activations) * expert_load_factor(m);
+  t.all_to_all = hierarchical_all_to_all(p.ep, t.ranks_in_node, t.message_bytes, c.tiers[0],
+                                         c.tiers[t.tier]);
+  t.all_to_alls = (p.recompute == Recompute::full ? 6.0 : 4.0) * static_cast<double>(t.layers);
+  t.seconds = t.all_to_alls * t.all_to_all.seconds();
+  t.exposed_seconds = t.seconds;
+  const double far = static_cast<double>(p.ep - t.ranks_in_node) / static_cast<double>(p.ep);
+  t.inter_node_bytes = t.all_to_alls * far * t.message_bytes;
+  return t;
+}
+
+/// With `overlap_all_to_all`, a micro-batch's all-to-alls run while another micro-batch
+/// computes (the 1F1B steady state pairs one forward with one backward; DeepSeek-AI 2024,
+/// arXiv 2412.19437, §3.2.1, DualPipe): what exceeds one micro-batch's compute stays exposed.
+/// Megatron-LM refuses the overlap with full recompute (transformer_config.py: "disable full
+/// recomputation when enabling overlap_moe_expert_parallel_comm"), so it is then all exposed.
+[[nodiscard]] inline double exposed_all_to_all_seconds(const Model& m, const Plan& p,
+                                                       const ExpertTraffic& t,
+                                                       double compute_seconds) noexcept {
+  if (!m.moe.overlap_all_to_all || p.recompute == Recompute::full) return t.seconds;
+  return std::max(0.0, t.seconds - compute_seconds);
+}
+
+}  // namespace planner

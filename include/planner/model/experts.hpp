@@ -1,0 +1,54 @@
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#include "planner/inputs/model.hpp"
+#include "planner/inputs/plan.hpp"
+
+/// Per-rank quantities of a mixture-of-experts model that do not depend on the network
+/// (docs/moe.md §3–§4): the expert-data-parallel group, the routed load, the MLP activations.
+
+namespace planner {
+
+/// Ranks holding the same experts: dp·cp / ep (Megatron-LM parallel_state.py with etp = tp:
+/// expert_data_parallel_size = world / (etp·ep·pp)). ZeRO shards expert state over them.
+[[nodiscard]] inline std::int64_t expert_data_parallel_ranks(const Plan& p) noexcept {
+  return p.dp * p.cp / p.ep;
+}
+
+/// Tokens the busiest expert rank processes ÷ the mean: the routing imbalance, capped by the
+/// capacity factor when tokens beyond it are dropped (Fedus et al. 2022, arXiv 2101.03961,
+/// "expert capacity" = capacity factor × tokens / experts). Dropless routing (capacity
+/// factor 0) takes the whole imbalance.
+[[nodiscard]] inline double expert_load_factor(const Model& m) noexcept {
+  if (m.moe.capacity_factor > 0) return std::min(m.moe.imbalance, m.moe.capacity_factor);
+  return m.moe.imbalance;
+}
+
+/// Activation bytes per token of one layer's MLP, split by tp, for 2-byte activations: the
+/// dense c·f (c = 4, or 6 gated; activations.hpp). An MoE layer keeps, for each of the top-k
+/// copies of a token (times the load of the busiest rank) and for each shared expert, the
+/// expert's c·f_e tensors, plus the permuted input copy, 2·h bytes per routed copy (Megatron-
+/// LM's token dispatcher keeps it for the expert GEMM's backward). Averaged over the layers.
+[[nodiscard]] inline double mlp_activation_width(const Model& m) noexcept {
+  const double c = m.gated_mlp ? 6.0 : 4.0;
+  const double dense = c * static_cast<double>(m.ffn_hidden);
+  if (!is_moe(m)) return dense;
+  const double copies = static_cast<double>(m.moe.top_k) * expert_load_factor(m);
+  const double moe = c * static_cast<double>(m.moe.expert_ffn_hidden) *
+                         (copies + static_cast<double>(m.moe.shared_experts)) +
+                     2.0 * static_cast<double>(m.hidden) * copies;
+  const double moe_layers = static_cast<double>(moe_layer_count(m));
+  const double layers = static_cast<double>(m.layers);
+  return (dense * (layers - moe_layers) + moe * moe_layers) / layers;
+}
+
+/// Router logits per token per layer, averaged over the layers: E fp32 scores (4·E bytes),
+/// kept for the softmax's backward; not split by tp.
+[[nodiscard]] inline double router_activation_bytes_per_token(const Model& m) noexcept {
+  if (!is_moe(m)) return 0;
+  return 4.0 * static_cast<double>(m.moe.experts) *
+         static_cast<double>(moe_layer_count(m)) / static_cast<double>(m.layers);
+}
+
+}  // namespace planner

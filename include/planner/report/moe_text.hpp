@@ -1,0 +1,29 @@
+#pragma once
+#include <string>
+
+#include "planner/model/evaluate.hpp"
+
+/// The words for mixture-of-experts figures and low-precision compute (docs/moe.md): empty
+/// for a dense model in bf16, so dense output is unchanged.
+
+namespace planner {
+
+/// Why ep: the experts each rank holds, the all-to-all's size, tier and share of the step,
+/// and the failure mode it accepts (routing imbalance, hot experts).
+[[nodiscard]] std::string expert_axis_text(const Context& ctx, const Evaluation& best);
+
+/// The ep traffic note: the all-to-alls of a step, their tier and share, and the expert
+/// gradients' reduction over the expert-data-parallel group.
+[[nodiscard]] std::string expert_traffic_summary(const Context& ctx, const Evaluation& e);
+
+/// The failure mode ep accepts: every rank waits for the busiest expert rank.
+[[nodiscard]] std::string expert_failure_text(const Context& ctx, const Evaluation& e);
+
+/// The time breakdown's MoE lines (ep all-to-all per micro-batch; expert gradients per step).
+[[nodiscard]] std::string expert_time_lines(const TrainingTime& t, bool per_step);
+
+/// ", MFU x % of the bf16 rate" when the GEMMs run in another format (fp8): the MFU the
+/// report prints is against the rate of the compute format; this is against the bf16 rate.
+[[nodiscard]] std::string bf16_mfu_note(const Context& ctx, double mfu);
+
+}  // namespace planner

@@ -1,0 +1,270 @@
+// Mixture of experts, expert parallelism and MLA (issue 10; docs/moe.md): parameter counts of
+// the presets against published totals, loader errors, the expert-parallel group's tier, the
+// all-to-all's cost and the memory ledger against Megatron-LM's formula, each worked by hand.
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <string>
+
+#include "cli_harness.hpp"
+#include "planner/base/error.hpp"
+#include "planner/io/context.hpp"
+#include "planner/io/scenario_json.hpp"
+#include "planner/report/moe_text.hpp"
+#include "planner/model/evaluate.hpp"
+#include "planner/model/legality.hpp"
+
+using namespace planner;
+using nlohmann::json;
+
+namespace {
+
+const std::string source_dir = PLANNER_SOURCE_DIR;
+
+/// A training scenario on `nodes` × 8 GPUs (80 GiB, 400 TFLOP/s; NVLink 450 GB/s, 50 GB/s
+/// across nodes) around `model`, as if it were a file in tests/data/.
+json scenario_doc(const json& model, int nodes = 1) {
+  const json gpu = {{"memory", "80 GiB"}, {"memory_bandwidth", "3.35 TB/s"}, {"flops", "400 TFLOP/s"}};
+  const json cluster = {{"nodes", nodes},
+                        {"gpus_per_node", 8},
+                        {"gpu", gpu},
+                        {"intra_node", {{"bandwidth", "450 GB/s"}, {"latency", "3 us"}}},
+                        {"inter_node", {{"bandwidth", "50 GB/s"}, {"latency", "10 us"}}}};
+  return {{"model", model},
+          {"cluster", cluster},
+          {"workload", {{"kind", "training"}, {"global_batch_tokens", 1048576}}}};
+}
+
+Scenario load(const json& doc) { return load_scenario(doc, source_dir + "/tests/data/scenario.json"); }
+
+Model preset(const char* name) {
+  return load(scenario_doc({{"preset", name}, {"seq_len", 4096}})).model;
+}
+
+}  // namespace
+
+TEST_CASE("Mixtral-8x7B: 46.7B total and 12.9B active parameters by formula", "[moe]") {
+  const Model m = preset("mixtral-8x7b");
+  // h = 4096, L = 32, a = 32, 8 KV heads of 128, 8 experts of f = 14336 (SwiGLU), top-2,
+  // V = 32000 untied. Attention 2h² + 2h·1024; one expert 3·h·f; router h·8; norms 4h.
+  const double attention = 2.0 * 4096 * 4096 + 2.0 * 4096 * 1024;  // 41,943,040
+  const double expert = 3.0 * 4096 * 14336;                         // 176,160,768
+  const double layer = attention + 8 * expert + 4096.0 * 8 + 4 * 4096.0;
+  const double total = 32 * layer + 2.0 * 32000 * 4096 + 2 * 4096.0;  // 46,703,058,944
+  const double active = total - 32 * 6 * expert;                      // 12,880,191,488
+  CHECK(total_params(m) == Approx(total).epsilon(1e-12));
+  CHECK(active_params(m) == Approx(active).epsilon(1e-12));
+  // Published (Jiang et al. 2024, arXiv 2401.04088, §2): 46.7B total, 12.9B active; within
+  // 0.5 % (the figures are rounded to three digits).
+  CHECK(total / 1e9 == Approx(46.7).epsilon(0.005));
+  CHECK(active / 1e9 == Approx(12.9).epsilon(0.005));
+}
+
+TEST_CASE("DeepSeek-V3: 671B total and 37B active parameters by formula (MLA)", "[moe]") {
+  const Model m = preset("deepseek-v3");
+  // MLA as Megatron-LM theoretical_memory_usage.py counts it (h = 7168, a = 128):
+  const double q = 1536.0 * (7168 + 128 * (128 + 64) + 1);   // 48,760,320
+  const double kv = 512.0 * (7168 + 128 * (128 + 128) + 1);  // 20,447,744
+  const double attention = q + kv + 7168.0 * 64 + 128.0 * 128 * 7168;  // 187,107,328
+  const double dense_layer = attention + 3.0 * 7168 * 18432 + 4 * 7168.0;
+  const double expert = 3.0 * 7168 * 2048;  // 44,040,192
+  // 256 routed + 1 shared expert, router 7168·256, norms 4h; layers 3–60 are MoE.
+  const double moe_layer = attention + 257 * expert + 7168.0 * 256 + 4 * 7168.0;
+  const double total = 3 * dense_layer + 58 * moe_layer + 2.0 * 129280 * 7168 + 2 * 7168.0;
+  const double active = total - 58 * 248 * expert;  // 37,553,164,288
+  CHECK(moe_layer_count(m) == 58);
+  CHECK(total_params(m) == Approx(total).epsilon(1e-12));
+  CHECK(active_params(m) == Approx(active).epsilon(1e-12));
+  // DeepSeek-AI 2024 (arXiv 2412.19437) §1: 671B total, 37B activated; within 2 % (the MTP
+  // module is excluded there and here; biases and the routing bias are not counted).
+  CHECK(total / 1e9 == Approx(671.0).epsilon(0.02));
+  CHECK(active / 1e9 == Approx(37.0).epsilon(0.02));
+}
+
+TEST_CASE("The other MoE presets match their published totals", "[moe]") {
+  // Mixtral-8x22B 141B / 39B (mistral.ai); Qwen3-235B-A22B 235B / 22B (arXiv 2505.09388);
+  // gpt-oss-120b 116.8B total (model card). Within 2 %.
+  const struct {
+    const char* name;
+    double total, active;
+  } cases[] = {{"mixtral-8x22b", 141, 39}, {"qwen3-235b-a22b", 235, 22}, {"gpt-oss-120b", 116.8, 0}};
+  for (const auto& c : cases) {
+    INFO(c.name);
+    const Model m = preset(c.name);
+    CHECK(total_params(m) / 1e9 == Approx(c.total).epsilon(0.02));
+    if (c.active > 0) CHECK(active_params(m) / 1e9 == Approx(c.active).epsilon(0.02));
+  }
+  // gpt-oss: the card's 5.1B active counts the unembedding but not the input embedding.
+  const Model oss = preset("gpt-oss-120b");
+  CHECK((active_params(oss) - 201088.0 * 2880) / 1e9 == Approx(5.13).epsilon(0.02));
+}
+
+TEST_CASE("Bad MoE input names the JSON pointer", "[moe]") {
+  json model = {{"preset", "mixtral-8x7b"}, {"seq_len", 4096}};
+  model["moe"] = {{"experts", 8}, {"top_k", 9}};
+  CHECK_THROWS_WITH(load(scenario_doc(model)),
+             Catch::Contains("/model/moe/top_k") && Catch::Contains("must not exceed experts"));
+  model["moe"] = {{"experts", 8}, {"top_k", 2}, {"capacity_factor", 0}};
+  CHECK_THROWS_WITH(load(scenario_doc(model)), Catch::Contains("/model/moe/capacity_factor"));
+  model["moe"] = {{"experts", 8}, {"top_k", 2}, {"expert_count", 3}};
+  CHECK_THROWS_WITH(load(scenario_doc(model)), Catch::Contains("/model/moe/expert_count"));
+  json doc = scenario_doc({{"preset", "mixtral-8x7b"}, {"seq_len", 4096}});
+  doc["plan"] = {{"dp", 8}, {"ep", 3}};
+  CHECK_THROWS_WITH(load(doc), Catch::Contains("/plan/ep") && Catch::Contains("divide the 8"));
+  doc["plan"] = {{"dp", 2}, {"tp", 4}, {"ep", 4}};
+  CHECK_THROWS_WITH(load(doc), Catch::Contains("/plan/ep") && Catch::Contains("dp·cp = 2"));
+  json dense = scenario_doc({{"preset", "mistral-7b"}, {"seq_len", 4096}});
+  dense["plan"] = {{"dp", 8}, {"ep", 2}};
+  CHECK_THROWS_WITH(load(dense), Catch::Contains("/plan/ep"));
+}
+
+TEST_CASE("Bad MoE input exits 2 from the command line", "[moe][cli]") {
+  json doc = scenario_doc({{"preset", "mixtral-8x7b"}, {"seq_len", 4096}});
+  doc["model"]["moe"] = {{"experts", 8}, {"top_k", 2}, {"capacity_factor", -1}};
+  const std::string path = source_dir + "/build/moe_bad_capacity.json";
+  std::ofstream(path) << doc.dump();
+  const auto r = cli_harness::run({"plan", path});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("/model/moe/capacity_factor"));
+}
+
+TEST_CASE("The ep group's tier follows Megatron's tp-ep-dp rank order", "[moe]") {
+  Cluster c;
+  c.nodes = 4;
+  c.gpus_per_node = 8;
+  Plan p;
+  p.dp = 32;
+  p.ep = 8;  // ranks r..r+7: one node
+  CHECK(axis_tier(p, c, Axis::ep) == 0);
+  p.dp = 16;
+  p.tp = 2;  // stride 2, ranks r, r+2, …, r+14: two nodes, four in each
+  CHECK(axis_tier(p, c, Axis::ep) == 1);
+  CHECK(ep_ranks_per_domain(p, 8) == 4);
+  p.ep = 4;  // stride 2 × 4 = 8: one node again
+  CHECK(axis_tier(p, c, Axis::ep) == 0);
+}
+
+TEST_CASE("Dispatch and combine all-to-all by hand", "[moe]") {
+  Scenario s = load(scenario_doc({{"preset", "mixtral-8x7b"}, {"seq_len", 4096}}, 2));
+  Plan p;
+  p.dp = 8;
+  p.tp = 2;
+  p.ep = 8;
+  const ExpertTraffic t = expert_traffic(s.model, s.cluster, p);
+  // 4096 tokens / tp 2 = 2048 per rank, each sent to 2 experts: M = 2048·2·4096·2 B.
+  const double m = 2048.0 * 2 * 4096 * 2;
+  CHECK(t.message_bytes == Approx(m));
+  CHECK(t.ranks_in_node == 4);  // ranks 0, 2, 4, 6 of node 0 and 8, …, 14 of node 1
+  // Pairwise exchange: 3 peers on NVLink, 4 across the network, M/8 to each.
+  const double seconds = 3 * (3e-6 + m / 8 / 450e9) + 4 * (10e-6 + m / 8 / 50e9);
+  CHECK(t.all_to_all.seconds() == Approx(seconds));
+  CHECK(t.all_to_alls == 4 * 32);  // dispatch + combine, forward + backward, 32 MoE layers
+  CHECK(t.seconds == Approx(128 * seconds));
+  // A routed-load imbalance of 1.5 makes the busiest rank's buffer 1.5 M; a capacity factor
+  // of 1.25 drops the tokens beyond it, so 1.25 M.
+  s.model.moe.imbalance = 1.5;
+  CHECK(expert_traffic(s.model, s.cluster, p).message_bytes == Approx(1.5 * m));
+  s.model.moe.capacity_factor = 1.25;
+  CHECK(expert_traffic(s.model, s.cluster, p).message_bytes == Approx(1.25 * m));
+}
+
+TEST_CASE("Expert state per GPU matches Megatron-LM's report_theoretical_memory", "[moe]") {
+  // Megatron-LM megatron/training/theoretical_memory_usage.py, compute_weight_and_optimizer_
+  // memory, at commit d98e8a64 (2026-08-22): Mixtral-8x7B (RMSNorm, SwiGLU, GQA 8, untied),
+  // tp = etp = 2, pp = 1, ep = 4, dp = 8 (world 16), distributed optimizer:
+  //   attention = 2h²(1 + 8/32) = 41,943,040; routed experts per layer 2·h·f·8·3/2
+  //   = 1,409,286,144; layernorms 2h = 8192 and router h·8 = 32768 per layer, final 4096.
+  //   tp-sharded on the shard: (32·attention + V·h)/tp + V·h/tp (untied, pp = 1)
+  //     = (1,342,177,280 + 131,072,000)/2 + 65,536,000 = 802,160,640
+  //   replicated: 32·(8192 + 32768) + 4096 = 1,314,816
+  //   expert-sharded: 32·1,409,286,144 / (etp·ep = 8) = 5,637,144,576
+  //   expert dp = 16 / (2·4·1) = 2; bytes per parameter 6 + 12/dp
+  //   total = (802,160,640 + 1,314,816)·(6 + 12/8) + 5,637,144,576·(6 + 12/2)
+  const double megatron = (802160640.0 + 1314816.0) * 7.5 + 5637144576.0 * 12.0;
+  json doc = scenario_doc({{"preset", "mixtral-8x7b"}, {"seq_len", 4096}}, 2);
+  doc["model"]["precision"] = {{"gradients", "fp32"}};  // Megatron's fp32 main gradients
+  doc["workload"]["bytes_per_param"] = 18;
+  Scenario s = load(doc);
+  Plan p;
+  p.dp = 8;
+  p.tp = 2;
+  p.ep = 4;
+  p.zero = 1;
+  const MemoryLedger l = training_ledger(s.model, s.cluster, s.workload.training, p);
+  // Within 0.1 %: the planner splits norms and router by tp and counts 4h of norms per layer.
+  CHECK(l.state_bytes() == Approx(megatron).epsilon(0.001));
+  CHECK(gpu_params(s.model, p).experts == Approx(5637144576.0));
+}
+
+TEST_CASE("A dense model's plans keep ep = 1 and its figures", "[moe]") {
+  const Model m = preset("mistral-7b");
+  CHECK(active_params(m) == total_params(m));
+  CHECK(moe_layer_count(m) == 0);
+  Plan p;
+  p.dp = 8;
+  CHECK(expert_traffic(m, Cluster{}, p).seconds == 0);
+}
+
+TEST_CASE("planner plan on DeepSeek-V3 recommends ep > 1 and explains the all-to-all",
+          "[moe][cli]") {
+  const auto r = cli_harness::run({"plan", "scenarios/deepseek-v3-h800.json", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const json j = json::parse(r.out);
+  CHECK(j.at("best").at("ep").get<int>() > 1);
+  CHECK_THAT(r.out, Catch::Contains("all-to-all"));
+  // The thresholds include the inter-node bandwidth at which the ep group's size or tier
+  // changes.
+  bool bandwidth_moves_ep = false;
+  for (const json& t : j.at("thresholds")) {
+    if (t.at("parameter") != "/cluster/inter_node/bandwidth") continue;
+    bandwidth_moves_ep = bandwidth_moves_ep || t.at("plan").value("ep", 1) != j.at("best").at("ep");
+  }
+  CHECK(bandwidth_moves_ep);
+  CHECK_THAT(j.at("failure_mode").get<std::string>(), Catch::Contains("routing imbalance"));
+  bool ep_note = false;
+  for (const json& n : j.at("traffic")) ep_note = ep_note || n.at("axis") == "ep";
+  CHECK(ep_note);
+}
+
+TEST_CASE("FP8 GEMMs run at the catalog's fp8 rate, MFU also against the bf16 rate", "[moe]") {
+  json doc = json::parse(cli_harness::read("scenarios/q4-mixtral-8x7b-training.json"));
+  doc["model"]["precision"] = {{"compute", "fp8"}};
+  const Context ctx = make_context(load(doc));
+  // data/gpus.json H100-SXM: dense fp8 1978.9 and bf16 989.4 TFLOP/s; the scenario's 400
+  // TFLOP/s bf16 rate is the same fraction of each peak (docs/scenario-format.md §cluster).
+  CHECK(ctx.flops_per_second == Approx(400e12 * 1978.9 / 989.4).epsilon(1e-3));
+  CHECK_THAT(bf16_mfu_note(ctx, 0.5), Catch::Contains("fp8 rate") &&
+                                          Catch::Contains("100.0 % of the bf16 rate"));
+}
+
+TEST_CASE("MLA caches the kv latent and the RoPE key: 70 KB per token for DeepSeek-V3", "[moe]") {
+  const Model m = preset("deepseek-v3");
+  Plan p;
+  p.tp = 8;
+  // DeepSeek-V2 (arXiv 2405.04434) Table 1: (d_c + d_R)·l elements per token; V3: d_c = 512,
+  // d_R = 64, 61 layers, bf16: 576·61·2 = 70,272 B on every tp rank.
+  CHECK(kv_bytes_per_token(m, p, KvSharding::replicate) == Approx(576.0 * 61 * 2));
+  CHECK(kv_bytes_per_token(m, p, KvSharding::batch) == Approx(576.0 * 61 * 2 / 8));
+}
+
+TEST_CASE("Overlapping the all-to-all hides it behind another micro-batch's compute", "[moe]") {
+  json doc = scenario_doc({{"preset", "mixtral-8x7b"}, {"seq_len", 4096}}, 2);
+  Scenario s = load(doc);
+  Plan p;
+  p.dp = 16;
+  p.ep = 8;
+  p.recompute = Recompute::selective;
+  p.flash_attention = true;
+  const TrainingTime plain = training_time(s.model, s.cluster, p, 400e12);
+  s.model.moe.overlap_all_to_all = true;
+  const TrainingTime overlapped = training_time(s.model, s.cluster, p, 400e12);
+  // exposed = max(0, all-to-all − compute) per micro-batch; the rest of the step unchanged.
+  const double exposed = std::max(0.0, plain.ep.seconds - plain.compute_seconds());
+  CHECK(overlapped.ep.exposed_seconds == Approx(exposed).margin(1e-12));
+  CHECK(overlapped.micro_batch_seconds() ==
+        Approx(plain.micro_batch_seconds() - plain.ep.seconds + exposed));
+  p.recompute = Recompute::full;  // Megatron-LM refuses the overlap with full recompute
+  const TrainingTime full = training_time(s.model, s.cluster, p, 400e12);
+  CHECK(full.ep.exposed_seconds == full.ep.seconds);
+}
