@@ -28,6 +28,12 @@ struct SweepAxis {
   std::vector<std::string> ends_with_unit;  ///< a range's ends written with a unit ("5GB/s")
 };
 
+/// The most points a sweep's grid may have.
+inline constexpr std::size_t max_sweep_points = 10'000'000;
+
+/// Throws the InputError of a malformed --vary: "--vary: 'SPEC': message".
+[[noreturn]] void vary_error(const std::string& spec, const std::string& message);
+
 /// Parses one --vary. A list takes its items as written (each parsed like a --set value); a
 /// range START..STOP:STEPS gives STEPS values from START to STOP inclusive, evenly spaced or,
 /// with "log", geometrically; START and STOP may carry a unit ("5GB/s"). Where the scenario
