@@ -116,6 +116,26 @@ std::optional<json> try_parse(std::string_view text, const std::string& origin,
 
 // ---- Plan checks --------------------------------------------------------------------------
 
+/// "world size is 64 GPUs (8 nodes × 8) but dp·tp·pp·cp = ...; set dp to 16".
+std::string world_size_message(const Scenario& s, const Plan& p) {
+  const std::int64_t world = world_size(s.cluster);
+  std::int64_t rest = 1;  // the product of the degrees other than dp
+  bool overflow = false;
+  for (const AxisInfo& row : axes) {
+    if (row.axis != Axis::dp && !row.folded) {
+      overflow = overflow || __builtin_mul_overflow(rest, p.*row.degree, &rest);
+    }
+  }
+  std::int64_t product = 0;
+  overflow = overflow || __builtin_mul_overflow(rest, p.dp, &product);
+  std::string fix = fmt::format("the product must equal {}", world);
+  if (!overflow && world % rest == 0) fix = fmt::format("set dp to {}", world / rest);
+  return fmt::format(
+      "world size is {} GPUs ({} nodes × {}) but dp·tp·pp·cp = {}·{}·{}·{} = {}; {}", world,
+      s.cluster.nodes, s.cluster.gpus_per_node, p.dp, p.tp, p.pp, p.cp,
+      overflow ? std::string("more than 2^63") : std::to_string(product), fix);
+}
+
 /// The words for a broken rule of model/legality.hpp, with the fix.
 std::string violation_message(const Scenario& s, const Plan& p, const Violation& v) {
   const Model& m = s.model;
@@ -126,22 +146,8 @@ std::string violation_message(const Scenario& s, const Plan& p, const Violation&
       return fmt::format("expected an integer from 0 to 3, got {}", v.value);
     case ViolationKind::placement:
       return "expected a permutation of [\"tp\", \"cp\", \"dp\", \"pp\"], innermost axis first";
-    case ViolationKind::world_size: {
-      const std::int64_t world = world_size(s.cluster);
-      std::int64_t rest = 1;  // the product of the degrees other than dp
-      bool overflow = false;
-      for (const AxisInfo& row : axes) {
-        if (row.axis != Axis::dp && !row.folded) overflow = overflow || __builtin_mul_overflow(rest, p.*row.degree, &rest);
-      }
-      std::int64_t product = 0;
-      overflow = overflow || __builtin_mul_overflow(rest, p.dp, &product);
-      std::string fix = fmt::format("the product must equal {}", world);
-      if (!overflow && world % rest == 0) fix = fmt::format("set dp to {}", world / rest);
-      return fmt::format(
-          "world size is {} GPUs ({} nodes × {}) but dp·tp·pp·cp = {}·{}·{}·{} = {}; {}", world,
-          s.cluster.nodes, s.cluster.gpus_per_node, p.dp, p.tp, p.pp, p.cp,
-          overflow ? std::string("more than 2^63") : std::to_string(product), fix);
-    }
+    case ViolationKind::world_size:
+      return world_size_message(s, p);
     case ViolationKind::tp_heads:
       return fmt::format("tp ({}) must divide heads ({}); try {}", p.tp, m.heads,
                          first_few(divisors(m.heads)));
