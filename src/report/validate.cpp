@@ -140,31 +140,6 @@ std::vector<std::string> read_not_modelled(const json& v, const std::string& ori
   return out;
 }
 
-std::string percent(std::optional<double> error) {
-  if (!error) return "-";
-  return fmt::format("{:+.1f}%", 100.0 * *error);
-}
-
-std::string maybe_number(std::optional<double> x, const char* spec) {
-  if (!x) return "-";
-  return fmt::format(fmt::runtime(spec), *x);
-}
-
-json comparison_json(const Comparison& c) {
-  json j{{"predicted", c.predicted}};
-  j["measured"] = c.measured ? json(*c.measured) : json(nullptr);
-  const auto e = c.error();
-  j["error"] = e ? json(*e) : json(nullptr);
-  return j;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (const char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 }  // namespace
 
 ValidationRecord load_validation_record(const json& doc, const std::string& origin) {
@@ -365,6 +340,59 @@ void print_fit(const std::vector<ValidationRecord>& records,
   out << fmt::format("  {:<16} {:.4f}  ({} records)\n", "all", median(pooled), pooled.size());
 }
 
+/// The records of every path, calibration first, then validation; within a set, in file order
+/// (sorted names). `gpus` gets each record's catalog GPU, if it names one (for --fit).
+std::vector<ValidationRecord> load_records(const std::vector<std::string>& paths,
+                                           std::vector<const CatalogGpu*>& gpus) {
+  std::vector<ValidationRecord> records;
+  std::vector<const CatalogGpu*> found;
+  for (const std::string& path : paths) {
+    for (const std::string& file : validation_files(path)) {
+      const json doc = read_json_file(file);
+      records.push_back(load_validation_record(doc, file_origin(file)));
+      found.push_back(record_gpu(doc));
+    }
+  }
+  std::vector<std::size_t> order(records.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return records[a].set < records[b].set;
+  });
+  std::vector<ValidationRecord> sorted;
+  gpus.clear();
+  for (const std::size_t i : order) {
+    sorted.push_back(std::move(records[i]));
+    gpus.push_back(found[i]);
+  }
+  return sorted;
+}
+
+/// The summaries of each set present and the bounds they exceed.
+ValidationReport summarize_all(const std::vector<RecordResult>& results,
+                               const ValidateOptions& o) {
+  ValidationReport report;
+  for (const char* set : set_names) {
+    const ErrorSummary s = summarize(results, set);
+    if (s.records == 0) continue;
+    report.summaries.emplace_back(set, s);
+    const ErrorSummary m = summarize(results, set, Figure::memory_peak);
+    if (m.compared > 0) report.memory_summaries.emplace_back(set, m);
+    if (o.max_median_error_percent && 100.0 * s.median_abs_error > *o.max_median_error_percent) {
+      report.within = false;
+      report.breaches.push_back(fmt::format("{}: median |error| {:.1f}% exceeds {:g}%", set,
+                                            100.0 * s.median_abs_error,
+                                            *o.max_median_error_percent));
+    }
+    if (o.max_error_percent && 100.0 * s.max_abs_error > *o.max_error_percent) {
+      report.within = false;
+      report.breaches.push_back(fmt::format("{}: max |error| {:.1f}% ({}) exceeds {:g}%", set,
+                                            100.0 * s.max_abs_error, s.worst,
+                                            *o.max_error_percent));
+    }
+  }
+  return report;
+}
+
 }  // namespace
 
 bool run_validate(const ValidateOptions& o, std::ostream& out) {
@@ -376,29 +404,8 @@ bool run_validate(const ValidateOptions& o, std::ostream& out) {
   };
   check_bound(o.max_median_error_percent, "--max-median-error");
   check_bound(o.max_error_percent, "--max-error");
-  std::vector<ValidationRecord> records;
   std::vector<const CatalogGpu*> gpus;
-  for (const std::string& path : o.paths) {
-    for (const std::string& file : validation_files(path)) {
-      const json doc = read_json_file(file);
-      records.push_back(load_validation_record(doc, file_origin(file)));
-      gpus.push_back(record_gpu(doc));
-    }
-  }
-  // Calibration records first, then validation; within a set, in file order (sorted names).
-  std::vector<std::size_t> order(records.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return records[a].set < records[b].set;
-  });
-  std::vector<ValidationRecord> sorted;
-  std::vector<const CatalogGpu*> sorted_gpus;
-  for (const std::size_t i : order) {
-    sorted.push_back(std::move(records[i]));
-    sorted_gpus.push_back(gpus[i]);
-  }
-  records = std::move(sorted);
-  gpus = std::move(sorted_gpus);
+  const std::vector<ValidationRecord> records = load_records(o.paths, gpus);
   if (o.fit) {
     print_fit(records, gpus, out);
     return true;
@@ -406,131 +413,15 @@ bool run_validate(const ValidateOptions& o, std::ostream& out) {
   std::vector<RecordResult> results;
   results.reserve(records.size());
   for (const ValidationRecord& r : records) results.push_back(validate_record(r));
-
-  std::vector<std::pair<std::string, ErrorSummary>> summaries, memory_summaries;
-  bool within = true;
-  std::vector<std::string> breaches;
-  for (const char* set : set_names) {
-    const ErrorSummary s = summarize(results, set);
-    if (s.records == 0) continue;
-    summaries.emplace_back(set, s);
-    const ErrorSummary m = summarize(results, set, Figure::memory_peak);
-    if (m.compared > 0) memory_summaries.emplace_back(set, m);
-    if (o.max_median_error_percent && 100.0 * s.median_abs_error > *o.max_median_error_percent) {
-      within = false;
-      breaches.push_back(fmt::format("{}: median |error| {:.1f}% exceeds {:g}%", set,
-                                     100.0 * s.median_abs_error, *o.max_median_error_percent));
-    }
-    if (o.max_error_percent && 100.0 * s.max_abs_error > *o.max_error_percent) {
-      within = false;
-      breaches.push_back(fmt::format("{}: max |error| {:.1f}% ({}) exceeds {:g}%", set,
-                                     100.0 * s.max_abs_error, s.worst, *o.max_error_percent));
-    }
-  }
-
+  const ValidationReport report = summarize_all(results, o);
   if (o.format == "json") {
-    json list = json::array();
-    for (const RecordResult& r : results) {
-      const ValidationRecord& rec = *r.record;
-      const auto e = throughput_error(r);
-      list.push_back(json{
-          {"id", rec.id},
-          {"set", rec.set},
-          {"file", rec.origin},
-          {"source", json{{"citation", rec.citation}, {"location", rec.location}}},
-          {"gpus", world_size(rec.scenario.cluster)},
-          {"fits", r.fits},
-          {"flops_per_second", r.flops_per_second},
-          {"tokens_per_second_per_gpu", comparison_json(r.tokens_per_second_per_gpu)},
-          {"step_time", comparison_json(r.step_seconds)},
-          {"memory_peak", comparison_json(r.memory_peak_bytes)},
-          {"memory_model_states", comparison_json(r.memory_model_states_bytes)},
-          {"throughput_error", e ? json(*e) : json(nullptr)},
-          {"not_modelled", rec.not_modelled}});
-    }
-    json sets = json::object();
-    for (const auto& [set, s] : summaries) {
-      sets[set] = json{{"records", s.records},
-                       {"compared", s.compared},
-                       {"infeasible", s.infeasible},
-                       {"median_abs_error", s.median_abs_error},
-                       {"max_abs_error", s.max_abs_error},
-                       {"worst", s.worst}};
-    }
-    json memory = json::object();
-    for (const auto& [set, m] : memory_summaries) {
-      memory[set] = json{{"compared", m.compared},
-                         {"median_abs_error", m.median_abs_error},
-                         {"max_abs_error", m.max_abs_error},
-                         {"worst", m.worst}};
-    }
-    json bounds = json::object();
-    bounds["max_median_error"] =
-        o.max_median_error_percent ? json(*o.max_median_error_percent / 100.0) : json(nullptr);
-    bounds["max_error"] = o.max_error_percent ? json(*o.max_error_percent / 100.0) : json(nullptr);
-    out << dump_json(json{{"schema_version", schema_version},
-                          {"records", list},
-                          {"summary", sets},
-                          {"memory_peak_summary", memory},
-                          {"bounds", bounds},
-                          {"within_bounds", within}});
+    print_validation_json(results, report, o, out);
   } else if (o.format == "csv") {
-    out << "id,set,gpus,fits,predicted_tokens_per_second_per_gpu,"
-           "measured_tokens_per_second_per_gpu,predicted_step_time_s,measured_step_time_s,"
-           "throughput_error,predicted_memory_peak_bytes,measured_memory_peak_bytes,"
-           "not_modelled,source\n";
-    for (const RecordResult& r : results) {
-      const ValidationRecord& rec = *r.record;
-      const auto e = throughput_error(r);
-      out << fmt::format(
-          "{},{},{},{},{:.6g},{},{:.6g},{},{},{:.6g},{},{},{}\n", csv_field(rec.id), rec.set,
-          world_size(rec.scenario.cluster), r.fits ? "true" : "false",
-          r.tokens_per_second_per_gpu.predicted,
-          maybe_number(r.tokens_per_second_per_gpu.measured, "{:.6g}"), r.step_seconds.predicted,
-          maybe_number(r.step_seconds.measured, "{:.6g}"), e ? fmt::format("{:.6g}", *e) : "",
-          r.memory_peak_bytes.predicted, maybe_number(r.memory_peak_bytes.measured, "{:.6g}"),
-          csv_field(joined(rec.not_modelled)),
-          csv_field(rec.citation + "; " + rec.location));
-    }
+    print_validation_csv(results, out);
   } else {
-    out << fmt::format("{} records, current model, each published plan pinned\n\n",
-                       results.size());
-    out << fmt::format(
-        "{:<12} {:<36} {:>5} {:>9} {:>9} {:>7} {:>8} {:>8} {:>7} {:>8} {:>5}  {}\n", "set",
-        "record", "GPUs", "tok/s/GPU", "measured", "error", "step s", "measured", "mem GiB",
-        "measured", "fits", "not modelled");
-    for (const RecordResult& r : results) {
-      const ValidationRecord& rec = *r.record;
-      out << fmt::format(
-          "{:<12} {:<36} {:>5} {:>9.0f} {:>9} {:>7} {:>8.2f} {:>8} {:>7.1f} {:>8} {:>5}  {}\n",
-          rec.set, rec.id, world_size(rec.scenario.cluster),
-          r.tokens_per_second_per_gpu.predicted,
-          maybe_number(r.tokens_per_second_per_gpu.measured, "{:.0f}"),
-          percent(throughput_error(r)), r.step_seconds.predicted,
-          maybe_number(r.step_seconds.measured, "{:.2f}"), r.memory_peak_bytes.predicted / gib,
-          r.memory_peak_bytes.measured ? fmt::format("{:.1f}", *r.memory_peak_bytes.measured / gib)
-                                       : std::string("-"),
-          r.fits ? "yes" : "NO", rec.not_modelled.empty() ? "-" : joined(rec.not_modelled));
-    }
-    out << "\n|error| of throughput per GPU (tokens/s, or step time where only that is "
-           "published):\n";
-    for (const auto& [set, s] : summaries) {
-      out << fmt::format("  {:<12} {:>3} records  median {:>6.1f}%  max {:>6.1f}% ({}){}\n",
-                         set, s.compared, 100.0 * s.median_abs_error, 100.0 * s.max_abs_error,
-                         s.worst,
-                         s.infeasible > 0
-                             ? fmt::format("; {} judged not to fit in memory", s.infeasible)
-                             : std::string());
-    }
-    if (!memory_summaries.empty()) out << "|error| of peak memory per GPU, where measured:\n";
-    for (const auto& [set, m] : memory_summaries) {
-      out << fmt::format("  {:<12} {:>3} records  median {:>6.1f}%  max {:>6.1f}% ({})\n", set,
-                         m.compared, 100.0 * m.median_abs_error, 100.0 * m.max_abs_error,
-                         m.worst);
-    }
-    for (const std::string& b : breaches) out << "bound exceeded: " << b << "\n";
+    print_validation_text(results, report, out);
   }
-  return within;
+  return report.within;
 }
 
 }  // namespace planner

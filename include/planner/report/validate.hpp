@@ -105,6 +105,23 @@ struct ValidateOptions {
   bool fit = false;
 };
 
+/// The summaries of each set present (calibration, validation), of throughput and of peak
+/// memory where measured, and the bounds they exceed.
+struct ValidationReport {
+  std::vector<std::pair<std::string, ErrorSummary>> summaries;
+  std::vector<std::pair<std::string, ErrorSummary>> memory_summaries;
+  std::vector<std::string> breaches;  ///< "validation: max |error| 94.0% (...) exceeds 15%"
+  bool within = true;
+};
+
+/// The report in each format (validate_render.cpp; docs/output.md §validate).
+void print_validation_json(const std::vector<RecordResult>& results,
+                           const ValidationReport& report, const ValidateOptions& o,
+                           std::ostream& out);
+void print_validation_csv(const std::vector<RecordResult>& results, std::ostream& out);
+void print_validation_text(const std::vector<RecordResult>& results,
+                           const ValidationReport& report, std::ostream& out);
+
 /// Runs the command and prints its report; returns false when a bound is exceeded (the CLI
 /// exits 1). Bad input throws InputError.
 [[nodiscard]] bool run_validate(const ValidateOptions& o, std::ostream& out);
