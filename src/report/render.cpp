@@ -13,22 +13,15 @@
 #include "planner/search/answer.hpp"
 #include "planner/search/rank.hpp"
 #include "planner/search/disaggregated.hpp"
+#include "render_parts.hpp"
 #include "serving_text.hpp"
 
 namespace planner {
 
 using nlohmann::json;
+using namespace render_detail;
 
 namespace {
-
-/// The threshold scans that gave up, as "POINTER below" / "POINTER above".
-std::vector<std::string> not_searched_names(const PlanReport& r) {
-  std::vector<std::string> out;
-  for (const ScanGivenUp& g : r.thresholds_not_searched) {
-    out.push_back(fmt::format("{} {}", g.parameter, to_string(g.side)));
-  }
-  return out;
-}
 
 const char* bool_text(bool b) { return b ? "true" : "false"; }
 
@@ -137,68 +130,6 @@ void check_finite(const json& j, const std::string& where) {
   } else if (j.is_array()) {
     for (std::size_t i = 0; i < j.size(); ++i) check_finite(j[i], where + "/" + std::to_string(i));
   }
-}
-
-std::string describe_memory_lines(const MemoryLedger& l) {
-  std::string out;
-  for (const LedgerLine& line : ledger_lines) {
-    const double bytes = l.*line.bytes;
-    if (bytes == 0) continue;
-    out += fmt::format("  {:<18} {:>10.1f} GiB {:>20.0f} B\n", line.name, bytes / gib, bytes);
-  }
-  out += fmt::format("  {:<18} {:>10.1f} GiB {:>20.0f} B   of {} ({})\n", "total",
-                     l.total_bytes() / gib, l.total_bytes(), gib_text(l.capacity_bytes),
-                     l.fits() ? "fits" : "does not fit");
-  return out;
-}
-
-std::string describe_time(const Context& ctx, const Evaluation& e) {
-  std::string out;
-  if (ctx.workload.kind == WorkloadKind::serving) return serving_time_text(ctx, e.serving);
-  const TrainingTime& t = e.training;
-  out += "  per micro-batch, one GPU of the largest stage:\n";
-  out += fmt::format("    dense 6*P*D      {:>12}\n", seconds_text(t.dense_seconds));
-  out += fmt::format("    attention        {:>12}\n", seconds_text(t.attention_seconds));
-  if (t.recompute_seconds > 0) {
-    out += fmt::format("    recompute        {:>12}\n", seconds_text(t.recompute_seconds));
-  }
-  if (t.scores_io_seconds > 0) {
-    out += fmt::format("    score-matrix I/O {:>12}\n", seconds_text(t.scores_io_seconds));
-  }
-  if (t.tp_seconds > 0) {
-    out += fmt::format("    tp traffic       {:>12}   ({} x {}, {})\n", seconds_text(t.tp_seconds),
-                       t.tp_messages, seconds_text(t.tp_collective.seconds()),
-                       to_string(t.tp_collective.algorithm));
-  }
-  if (t.cp_seconds > 0) {
-    out += fmt::format("    cp ring          {:>12}   (exposed {})\n", seconds_text(t.cp_seconds),
-                       seconds_text(t.cp_exposed_seconds));
-  }
-  if (t.pp_seconds > 0) out += fmt::format("    stage sends      {:>12}\n", seconds_text(t.pp_seconds));
-  out += expert_time_lines(t, false);
-  out += fmt::format("  per step ({} micro-batches):\n", t.micro_batches);
-  if (t.bubble_seconds > 0) {
-    out += fmt::format("    pipeline bubble  {:>12}\n", seconds_text(t.bubble_seconds));
-  }
-  out += fmt::format("    dp traffic       {:>12}   (exposed {})\n", seconds_text(t.dp.comm_seconds),
-                     seconds_text(t.dp.exposed_seconds));
-  out += expert_time_lines(t, true);
-  if (t.straggler_seconds > 0) {
-    out += fmt::format("    straggler wait   {:>12}\n", seconds_text(t.straggler_seconds));
-  }
-  out += fmt::format("    step             {:>12}   {:.0f} sequences, {:.0f} tokens/s, MFU {:.1f} %{}\n",
-                     seconds_text(t.step_seconds), t.global_sequences, t.tokens_per_second,
-                     100 * t.mfu, bf16_mfu_note(ctx, t.mfu));
-  return out;
-}
-
-/// The recommended training plan's restart budget, when the scenario has "resilience".
-std::optional<RestartBudget> plan_restart_budget(const PlanReport& r) {
-  if (!r.scenario->resilience || !r.result.found() ||
-      r.context.workload.kind != WorkloadKind::training) {
-    return std::nullopt;
-  }
-  return restart_budget(r.context, r.result.ranked.front(), *r.scenario->resilience);
 }
 
 }  // namespace
@@ -343,111 +274,6 @@ json report_json(const PlanReport& r) {
   return j;
 }
 
-namespace {
-
-std::string tied_line(const SearchResult& r) {
-  const std::string sentence = tied_sentence(r);
-  return sentence.empty() ? sentence : "  " + sentence + "\n";
-}
-
-/// The five parts of the explanation and the alternatives, in words.
-std::string explanation_text(const PlanReport& r) {
-  const Context& ctx = r.context;
-  const Explanation& x = r.explanation;
-  const Evaluation& best = r.result.ranked.front();
-  std::string out;
-  out += fmt::format("\n1. Binding constraint: {}{}\n   {}\n", to_string(x.binding.kind),
-                     x.binding.quadratic_dominates ? " (the quadratic attention term dominates)" : "",
-                     binding_detail(ctx, x.binding));
-  out += "\n2. Axes\n";
-  for (const AxisNote& a : x.axes) {
-    out += fmt::format("   {} = {}{}: {}\n", to_string(a.axis), a.degree,
-                       a.tier.empty() ? std::string() : fmt::format(" ({})", a.tier),
-                       axis_why(ctx, x, best, a));
-  }
-  out += "\n3. Tiers and bandwidth\n";
-  for (const TrafficNote& n : x.traffic) {
-    out += fmt::format("   - {}\n", traffic_summary(ctx, best, n));
-  }
-  out += fmt::format("\n4. Failure mode accepted\n   {}\n",
-                     failure_mode_text(ctx, best, x.failure_modes));
-  out += "\n5. What would change the answer\n";
-  if (r.thresholds.empty()) out += "   (thresholds not computed or none within range)\n";
-  for (const Threshold& t : r.thresholds) out += fmt::format("   - {}\n", threshold_summary(ctx, t));
-  if (!r.thresholds_not_searched.empty()) {
-    out += fmt::format("   (not searched, the search is too large to rerun that often: {})\n",
-                       fmt::join(not_searched_names(r), ", "));
-  }
-  out += "\nSimpler answers and alternatives\n";
-  for (const Alternative& a : x.alternatives) {
-    out += fmt::format("   - {}: {}\n", alternative_name(ctx, a.kind),
-                       alternative_verdict(ctx, best, a));
-    for (const TrafficNote& n : a.traffic) {
-      if (n.axis == TrafficAxis::tp || n.axis == TrafficAxis::dp || n.axis == TrafficAxis::dp_cp) {
-        out += fmt::format("       {}\n", traffic_summary(ctx, *a.best, n));
-      }
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
-std::string report_text(const PlanReport& r) {
-  const Context& ctx = r.context;
-  const Explanation& x = r.explanation;
-  std::string out;
-  const std::string title = r.scenario->name.empty() ? r.scenario->origin
-                                                     : r.scenario->origin + " - " + r.scenario->name;
-  out += fmt::format("planner {}: {}\n\n", PLANNER_VERSION, title);
-  if (!r.result.found()) {
-    out += "No configuration fits.\n";
-    out += fmt::format("Binding constraint: {}: {}\n", to_string(x.binding.kind),
-                       binding_detail(ctx, x.binding));
-    for (const Rejection& rej : r.result.rejected) {
-      out += fmt::format("  rejected ({}): {}: {}\n", rej.kind, describe(ctx, rej.plan), rej.reason);
-    }
-    return out;
-  }
-  const Evaluation& best = r.result.ranked.front();
-  if (ctx.workload.kind == WorkloadKind::serving) out += slo_missed_line(ctx, best);
-  out += fmt::format("Recommendation: {}\n  {}\n", describe(ctx, best.plan), headline(ctx, best));
-  out += tied_line(r.result);
-  if (r.pinned) {
-    out += fmt::format("  your pinned plan ({}): {}; {}\n", describe(ctx, r.pinned->plan),
-                       pinned_figures(ctx, *r.pinned), pinned_verdict(ctx, *r.pinned, best, r.result.band_limit));
-  }
-  out += explanation_text(r);
-  out += "\nMemory per GPU\n" + describe_memory_lines(best.memory);
-  out += "\nTime\n" + describe_time(ctx, best);
-  if (ctx.workload.kind == WorkloadKind::serving) {
-    out += serving_capacity_text(ctx, best);
-    out += disaggregation_text(ctx, r.result.ranked);
-  }
-  if (const std::optional<RestartBudget> b = plan_restart_budget(r)) {
-    out += "\n" + restart_budget_text(*b, *r.scenario->resilience);
-  }
-  if (r.result.ranked.size() > 1) {
-    out += "\nRunners-up\n";
-    for (std::size_t i = 1; i < r.result.ranked.size(); ++i) {
-      const Evaluation& e = r.result.ranked[i];
-      const std::string rank = i < r.result.tied ? "=1" : std::to_string(i + 1);
-      out += fmt::format("  {:>2}. {}: {}\n", rank, describe(ctx, e.plan), headline(ctx, e));
-    }
-  }
-  out += fmt::format("\nSearch: {} configurations evaluated, {} fit", r.result.evaluated,
-                     r.result.feasible);
-  for (const auto& [kind, count] : r.result.rejected_by_kind) {
-    out += fmt::format("; {} rejected for {}", count, kind);
-  }
-  out += "\n";
-  for (const Rejection& rej : r.result.rejected) {
-    out += fmt::format("  closest rejected ({}): {}: {}\n", rej.kind, describe(ctx, rej.plan),
-                       rej.reason);
-  }
-  return out;
-}
-
 std::string plan_csv_header(WorkloadKind kind) {
   std::string h =
       "dp,tp,pp,cp,zero,recompute,flash_attention,sequence_parallel,micro_batch,grad_accum,"
@@ -492,25 +318,6 @@ json evaluation_report_json(const Scenario& s, const Context& ctx, const Evaluat
   j["fits"] = e.fits();
   j["traffic"] = traffic_json(ctx, e, traffic_notes(ctx, e));
   return j;
-}
-
-std::string evaluation_report_text(const Scenario& s, const Context& ctx, const Evaluation& e) {
-  std::string out = fmt::format("planner {}: {}\n\n", PLANNER_VERSION,
-                                s.name.empty() ? s.origin : s.origin + " - " + s.name);
-  out += fmt::format("Plan: {}\n", describe(ctx, e.plan));
-  if (ctx.calibrated) {
-    out += fmt::format("  effective {:.1f} TFLOP/s, from the measured step time\n",
-                       ctx.flops_per_second / 1e12);
-  }
-  out += "\nMemory per GPU\n" + describe_memory_lines(e.memory);
-  if (!e.fits()) out += "  " + memory_reason(e.memory) + "\n";
-  out += "\nTime\n" + describe_time(ctx, e);
-  const std::vector<TrafficNote> notes = traffic_notes(ctx, e);
-  if (!notes.empty()) {
-    out += "\nTraffic\n";
-    for (const TrafficNote& n : notes) out += fmt::format("  - {}\n", traffic_summary(ctx, e, n));
-  }
-  return out;
 }
 
 std::string evaluation_report_csv(const Context& ctx, const Evaluation& e) {
