@@ -20,27 +20,18 @@ namespace {
 using svg::escape;
 
 std::string recommendation(const PlanReport& r) {
-  const Context& ctx = r.context;
-  const Evaluation& best = r.result.ranked.front();
+  const OpeningText t = opening_text(r);
   std::string out;
-  if (ctx.workload.kind == WorkloadKind::serving) {
-    // One line per missed target, each its own paragraph.
-    const std::string missed = slo_missed_line(ctx, best);
-    for (std::size_t at = 0, end = 0; at < missed.size(); at = end + 1) {
-      end = std::min(missed.find('\n', at), missed.size());
-      out += "<p class=\"headline\"><b>" + escape(missed.substr(at, end - at)) + "</b></p>\n";
-    }
+  for (const std::string& missed : t.missed) {
+    out += "<p class=\"headline\"><b>" + escape(missed) + "</b></p>\n";
   }
   out += fmt::format(
       "<p class=\"headline\">Recommendation: <span class=\"plan\">{}</span><br>{}</p>\n",
-      escape(describe(ctx, best.plan)), escape(headline(ctx, best)));
-  if (const std::string tied = tied_sentence(r.result); !tied.empty()) {
-    out += "<p>" + escape(tied) + ".</p>\n";
-  }
-  if (r.pinned) {
-    out += fmt::format("<p>Your pinned plan ({}): {}; {}.</p>\n", escape(describe(ctx, r.pinned->plan)),
-                       escape(pinned_figures(ctx, *r.pinned)),
-                       escape(pinned_verdict(ctx, *r.pinned, best, r.result.band_limit)));
+      escape(t.plan), escape(t.headline));
+  if (!t.tied.empty()) out += "<p>" + escape(t.tied) + ".</p>\n";
+  if (!t.pinned_plan.empty()) {
+    out += fmt::format("<p>Your pinned plan ({}): {}; {}.</p>\n", escape(t.pinned_plan),
+                       escape(t.pinned_figures), escape(t.pinned_verdict));
   }
   return out;
 }

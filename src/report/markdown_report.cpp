@@ -33,26 +33,15 @@ std::string title(const PlanReport& r) {
 }
 
 std::string recommendation(const PlanReport& r) {
-  const Context& ctx = r.context;
-  const Evaluation& best = r.result.ranked.front();
+  const OpeningText t = opening_text(r);
   std::string out;
-  if (ctx.workload.kind == WorkloadKind::serving) {
-    const std::string missed = slo_missed_line(ctx, best);
-    // One line per missed target, each its own paragraph.
-    for (std::size_t at = 0, end = 0; at < missed.size(); at = end + 1) {
-      end = std::min(missed.find('\n', at), missed.size());
-      out += fmt::format("**{}**\n\n", md_escape(missed.substr(at, end - at)));
-    }
-  }
-  out += fmt::format("**Recommendation:** {}  \n{}\n", md_escape(describe(ctx, best.plan)),
-                     md_escape(headline(ctx, best)));
-  if (const std::string tied = tied_sentence(r.result); !tied.empty()) {
-    out += fmt::format("\n{}.\n", md_escape(tied));
-  }
-  if (r.pinned) {
-    out += fmt::format("\nYour pinned plan ({}): {}; {}.\n", md_escape(describe(ctx, r.pinned->plan)),
-                       md_escape(pinned_figures(ctx, *r.pinned)),
-                       md_escape(pinned_verdict(ctx, *r.pinned, best, r.result.band_limit)));
+  // One line per missed target, each its own paragraph.
+  for (const std::string& missed : t.missed) out += fmt::format("**{}**\n\n", md_escape(missed));
+  out += fmt::format("**Recommendation:** {}  \n{}\n", md_escape(t.plan), md_escape(t.headline));
+  if (!t.tied.empty()) out += fmt::format("\n{}.\n", md_escape(t.tied));
+  if (!t.pinned_plan.empty()) {
+    out += fmt::format("\nYour pinned plan ({}): {}; {}.\n", md_escape(t.pinned_plan),
+                       md_escape(t.pinned_figures), md_escape(t.pinned_verdict));
   }
   return out;
 }

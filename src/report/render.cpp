@@ -174,6 +174,28 @@ std::string tied_sentence(const SearchResult& r) {
                      r.tied, 100 * time_resolution);
 }
 
+OpeningText opening_text(const PlanReport& r) {
+  const Context& ctx = r.context;
+  const Evaluation& best = r.result.ranked.front();
+  OpeningText t;
+  if (ctx.workload.kind == WorkloadKind::serving) {
+    const std::string missed = slo_missed_line(ctx, best);
+    for (std::size_t at = 0, end = 0; at < missed.size(); at = end + 1) {
+      end = std::min(missed.find('\n', at), missed.size());
+      t.missed.push_back(missed.substr(at, end - at));
+    }
+  }
+  t.plan = describe(ctx, best.plan);
+  t.headline = headline(ctx, best);
+  t.tied = tied_sentence(r.result);
+  if (r.pinned) {
+    t.pinned_plan = describe(ctx, r.pinned->plan);
+    t.pinned_figures = pinned_figures(ctx, *r.pinned);
+    t.pinned_verdict = pinned_verdict(ctx, *r.pinned, best, r.result.band_limit);
+  }
+  return t;
+}
+
 std::string pinned_figures(const Context& ctx, const Evaluation& pinned) {
   return pinned.fits() ? headline(ctx, pinned) : "does not fit: " + memory_reason(pinned.memory);
 }

@@ -1,8 +1,10 @@
 #pragma once
 #include <string>
+#include <vector>
 
 #include "planner/io/context.hpp"
 #include "planner/model/evaluate.hpp"
+#include "planner/report/report.hpp"
 #include "planner/search/search.hpp"
 
 /// The one-line results every human format prints (src/report/render.cpp): shared by the
@@ -24,6 +26,20 @@ namespace planner {
 /// "N plans are within 1 % of the fastest, the model's resolution; this is the simplest of
 /// them" (docs/ranking.md §2); empty when the recommendation stands alone.
 [[nodiscard]] std::string tied_sentence(const SearchResult& r);
+
+/// The report's opening sentences as plain text, for the writers that mark them up (md, html):
+/// each missed serving target, the recommendation and its headline, the tied sentence, and
+/// the pinned plan's description, figures and verdict (empty when nothing is pinned).
+struct OpeningText {
+  std::vector<std::string> missed;
+  std::string plan;
+  std::string headline;
+  std::string tied;
+  std::string pinned_plan;
+  std::string pinned_figures;
+  std::string pinned_verdict;
+};
+[[nodiscard]] OpeningText opening_text(const PlanReport& r);
 
 /// The pinned plan's own figures: its headline, or "does not fit: ..." .
 [[nodiscard]] std::string pinned_figures(const Context& ctx, const Evaluation& pinned);
