@@ -16,7 +16,7 @@ cd "$source"
 "$planner" plan scenarios/b.json --format html > "$work/b.html"
 "$planner" plan scenarios/b.json --format json --no-thresholds > "$work/b.json"
 # A fresh profile each run; no sandbox (CI containers run as root), no GPU.
-flags=(--headless --no-sandbox --disable-gpu --user-data-dir="$work/profile"
+flags=(--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --user-data-dir="$work/profile"
        --enable-logging=stderr --v=0 --no-first-run --hide-scrollbars)
 timeout 120 "$browser" "${flags[@]}" --dump-dom "file://$work/b.html" > "$work/dom.html" \
   2> "$work/dom.log"
