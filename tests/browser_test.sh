@@ -18,10 +18,12 @@ cd "$source"
 # A fresh profile each run; no sandbox (CI containers run as root), no GPU.
 flags=(--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --user-data-dir="$work/profile"
        --enable-logging=stderr --v=0 --no-first-run --hide-scrollbars)
+# A browser that does not start fails the test with its own log, so CI shows why.
 timeout 120 "$browser" "${flags[@]}" --dump-dom "file://$work/b.html" > "$work/dom.html" \
-  2> "$work/dom.log"
+  2> "$work/dom.log" || { echo "chromium --dump-dom failed:"; tail -n 30 "$work/dom.log"; exit 1; }
 timeout 120 "$browser" "${flags[@]}" --screenshot="$work/b.png" --window-size=1200,2000 \
-  "file://$work/b.html" > /dev/null 2> "$work/screenshot.log"
+  "file://$work/b.html" > /dev/null 2> "$work/screenshot.log" ||
+  { echo "chromium --screenshot failed:"; tail -n 30 "$work/screenshot.log"; exit 1; }
 if grep -E "Uncaught|ERROR:CONSOLE" "$work/dom.log" "$work/screenshot.log"; then
   echo "console errors while loading the page (above)"
   exit 1
