@@ -85,7 +85,7 @@ std::string ranked_table(const PlanReport& r) {
                                ? e.training.step_seconds : e.serving.per_token_seconds;
     out += fmt::format("<tr data-rank=\"{}\"><td class=\"num\">{}</td><td>{}</td>"
                        "<td class=\"num\" data-seconds=\"{}\">{}</td><td>{}</td></tr>\n",
-                       i + 1, i + 1, escape(describe(r.context, e.plan)),
+                       i + 1, rank_label(r.result, i), escape(describe(r.context, e.plan)),
                        svg::number_attr(seconds), seconds_text(seconds),
                        escape(headline(r.context, e)));
   }

@@ -168,7 +168,8 @@ std::string ranked(const PlanReport& r) {
   std::string out = "\n## Ranked plans\n\n| # | plan | result |\n|---:|---|---|\n";
   for (std::size_t i = 0; i < r.result.ranked.size(); ++i) {
     const Evaluation& e = r.result.ranked[i];
-    out += fmt::format("| {} | {} | {} |\n", i + 1, md_escape(describe(r.context, e.plan)),
+    out += fmt::format("| {} | {} | {} |\n", rank_label(r.result, i),
+                       md_escape(describe(r.context, e.plan)),
                        md_escape(headline(r.context, e)));
   }
   out += fmt::format("\nSearch: {} configurations evaluated, {} fit", r.result.evaluated,

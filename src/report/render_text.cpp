@@ -166,7 +166,7 @@ std::string report_text(const PlanReport& r) {
     out += "\nRunners-up\n";
     for (std::size_t i = 1; i < r.result.ranked.size(); ++i) {
       const Evaluation& e = r.result.ranked[i];
-      const std::string rank = i < r.result.tied ? "=1" : std::to_string(i + 1);
+      const std::string rank = rank_label(r.result, i);
       out += fmt::format("  {:>2}. {}: {}\n", rank, describe(ctx, e.plan), headline(ctx, e));
     }
   }

@@ -27,6 +27,12 @@ namespace planner {
 /// them" (docs/ranking.md §2); empty when the recommendation stands alone.
 [[nodiscard]] std::string tied_sentence(const SearchResult& r);
 
+/// The printed rank of the i-th ranked plan (0-based): "=1" inside the tolerance band,
+/// else its position (docs/ranking.md §2).
+[[nodiscard]] inline std::string rank_label(const SearchResult& r, std::size_t i) {
+  return i < r.tied ? "=1" : std::to_string(i + 1);
+}
+
 /// The report's opening sentences as plain text, for the writers that mark them up (md, html):
 /// each missed serving target, the recommendation and its headline, the tied sentence, and
 /// the pinned plan's description, figures and verdict (empty when nothing is pinned).
