@@ -3,7 +3,7 @@
 // in scenarios/ (a.json). Every command is reached: `planner memory` and `planner collective`
 // do their own arithmetic on flag values before anything is validated, which the scenario
 // harness cannot reach; `plan` runs without thresholds; `sweep` on grids of at most 64 points;
-// `check`. Two optional controls, each a whole line: "<stdin>" ends the arguments and the
+// `check`; `export` (Megatron-LM, torchtitan, DeepSpeed) and `list`. Two optional controls, each a whole line: "<stdin>" ends the arguments and the
 // rest of the input is standard input (for the argument "-"); "<full>" as the first line makes
 // standard output fail after its first 100 bytes, as on a full disk. Exit codes 0, 1 and 2
 // are expected (and 4 with "<full>"); an exception escaping run_cli (the binary's exit 3), a
@@ -136,7 +136,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (args.empty()) return 0;
   const std::string command = args[0];  // a copy: args grows below
   if (command != "memory" && command != "collective" && command != "plan" &&
-      command != "sweep" && command != "check") {
+      command != "sweep" && command != "check" && command != "export" && command != "list") {
     return 0;
   }
   if (command == "sweep" && !small_grid(args)) return 0;
