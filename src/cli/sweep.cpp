@@ -77,7 +77,7 @@ struct Grid {
       doc[json::json_pointer(axes[a].pointer)] = axes[a].values[idx[a]];
     }
     if (held_rate && doc.contains("workload") && doc["workload"].is_object()) {
-      doc["workload"].erase("step_time_per_micro_batch");  // measured_pointer's key
+      doc["workload"].erase(std::string(measured_pointer.substr(measured_pointer.rfind('/') + 1)));
     }
     return doc;
   }

@@ -1,6 +1,7 @@
 // `planner validate`'s three formats (docs/output.md §validate): one row per record and the
 // summaries of each set, as JSON, CSV or text.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <ostream>
 
@@ -36,9 +37,7 @@ std::string csv_field(const std::string& s) {
 }
 
 std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
+  return fmt::format("{}", fmt::join(items, ", "));
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "answer_key_inputs.hpp"
 #include "cli_harness.hpp"
 #include "planner/io/context.hpp"
 #include "planner/model/collectives.hpp"
@@ -174,17 +175,9 @@ void brute_force(const Scenario& s, Visit visit) {
             for (int flash = 0; flash <= (training ? 1 : 0); ++flash) {
               for (int sp = 0; sp <= (training ? 1 : 0); ++sp) {
                 for (const std::int64_t mb : micro_batches) {
-                  Plan p;
-                  p.dp = dp;
-                  p.tp = tp;
-                  p.pp = pp;
-                  p.cp = cp;
-                  p.zero = zero;
-                  p.recompute = static_cast<Recompute>(recompute);
-                  p.flash_attention = flash == 1;
-                  p.sequence_parallel = sp == 1;
-                  p.micro_batch = mb;
-                  p.grad_accum = training ? per_replica / mb : 1;
+                  Plan p = answer_key::plan(dp, tp, pp, cp, zero, static_cast<Recompute>(recompute),
+                                            flash == 1, sp == 1, mb,
+                                            training ? per_replica / mb : 1);
                   try {
                     validate_plan(s, p, "brute force", "/plan");
                   } catch (const InputError&) {
