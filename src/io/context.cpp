@@ -10,7 +10,7 @@
 namespace planner {
 
 Context make_context(const Scenario& s) {
-  Context ctx{s.model, s.cluster, s.workload, flops_for(s.cluster.gpu, s.model.precision.compute),
+  Context ctx{with_counts(s.model), s.cluster, s.workload, flops_for(s.cluster.gpu, s.model.precision.compute),
               false, s.stragglers, s.constraints};
   if (s.workload.kind != WorkloadKind::training ||
       !(s.workload.training.step_time_per_micro_batch_seconds > 0)) {

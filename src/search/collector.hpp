@@ -42,13 +42,19 @@ inline bool passes_axes(const SearchFilter& f, const Plan& p, bool placed_only =
   return !f.constraints || within_degrees(*f.constraints, p, placed_only);
 }
 
-/// Everything but placement.
-inline bool passes_config(const SearchFilter& f, const Plan& p) {
-  if (!passes_axes(f, p)) return false;
+/// The settings (ZeRO stage, recompute, tiled attention, SP, the framework's rules on them)
+/// of a plan whose degrees passed passes_axes: the training search checks the degrees once
+/// per group and the settings per configuration.
+inline bool passes_settings(const SearchFilter& f, const Plan& p) {
   if (f.zero && *f.zero != p.zero) return false;
   if (f.recompute && *f.recompute != p.recompute) return false;
-  if (f.constraints && !within_config(*f.constraints, p)) return false;
+  if (f.constraints && !within_settings(*f.constraints, p)) return false;
   return !f.flash_attention || *f.flash_attention == p.flash_attention;
+}
+
+/// Everything but placement.
+inline bool passes_config(const SearchFilter& f, const Plan& p) {
+  return passes_axes(f, p) && passes_settings(f, p);
 }
 
 /// The placement's condition (tp inside a node or not), for a plan that passes_config.

@@ -42,7 +42,8 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
     Group& g = s.groups[group_index];
     const Plan base = g.base;
     const std::size_t mb_count = g.micro_batch_count;
-    place(g, filter, c, s);
+    // The pruned search lists placements when a candidate of the group is first timed.
+    if (!options.prune) place(g, filter, c, s);
     if (options.prune) s.variants.assign(recompute_choices.size() * mb_count, 0);
     for (int zero = 0; zero <= 3; ++zero) {
       for (std::size_t choice = 0; choice < recompute_choices.size(); ++choice) {
@@ -57,7 +58,7 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
             p.sequence_parallel = sp == 1;
             p.micro_batch = s.mb_pool[g.micro_batches + i];
             p.grad_accum = g.per_replica / p.micro_batch;
-            if (!passes_config(filter, p)) break;
+            if (!passes_settings(filter, p)) break;  // the group passed passes_axes
             const MemoryLedger ledger = memory_ledger(ctx, p);
             ++result.evaluated;
             budget.spend(1);
@@ -131,7 +132,7 @@ void search_training_winner(const Context& ctx, const SearchOptions& options, Co
   });
   time_candidates(ctx, options, s, out, result,
                   [&](const Candidate& cand, const Plan& p, MemoryLedger& ledger) {
-                    if (!passes_config(filter, p)) return false;
+                    if (!passes_settings(filter, p)) return false;
                     const Group& g = s.groups[cand.group()];
                     Row& row = s.row_pool[g.rows + row_index(p.zero, cand.choice(),
                                                              p.sequence_parallel ? 1 : 0)];
@@ -220,7 +221,8 @@ void search_any(const Context& ctx, const SearchOptions& options, Collector& out
 
 SearchResult search(const Context& ctx, const SearchOptions& requested) {
   SearchOptions options = requested;
-  options.filter.constraints = &ctx.constraints;  // the user's bounds apply to every search
+  // The user's bounds apply to every search; none given, nothing to check per plan.
+  options.filter.constraints = unconstrained(ctx.constraints) ? nullptr : &ctx.constraints;
   SearchResult result;
   Collector out(ctx, options, result);
   budget = Budget{0, options.work_limit};

@@ -42,4 +42,15 @@ struct Constraints {
   }
 };
 
+/// True when `c` admits every plan (no bound narrowed, no setting fixed, any framework), so
+/// the search can skip its checks.
+[[nodiscard]] inline bool unconstrained(const Constraints& c) noexcept {
+  const Bound any;
+  for (const Bound& b : c.degrees) {
+    if (b.min > any.min || b.max < any.max) return false;
+  }
+  return c.zero.min <= 0 && c.zero.max >= 3 && !c.recompute && !c.flash_attention &&
+         !c.sequence_parallel && c.framework == Framework::any;
+}
+
 }  // namespace planner

@@ -9,6 +9,19 @@
 
 namespace planner {
 
+/// Parameter counts derived from a model's shape, computed once per evaluation context
+/// (with_counts below; io/context.cpp) instead of on every one of the search's evaluations.
+/// `ready` false: not computed, and every count function derives its figure from the shape.
+/// None depends on seq_len, the one model field the thresholds vary on a prepared context.
+struct ParamCounts {
+  bool ready = false;
+  double total = 0;
+  double active = 0;
+  double layer = 0;
+  double active_layer = 0;
+  double routed_experts = 0;
+};
+
 struct Model {
   std::int64_t layers = 0;
   std::int64_t hidden = 0;
@@ -24,6 +37,8 @@ struct Model {
   std::int64_t head_dim = 0;  ///< attention head width; 0 = hidden / heads
   Moe moe;  ///< routed experts (docs/moe.md §1); experts = 0 for a dense model
   Mla mla;  ///< multi-head latent attention (docs/moe.md §2); kv_lora_rank = 0 when absent
+  /// Derived, not read from the scenario: stale if a shape field changes after with_counts.
+  ParamCounts counts;
 };
 
 [[nodiscard]] inline bool is_moe(const Model& m) noexcept { return m.moe.experts > 0; }
@@ -111,6 +126,7 @@ struct Model {
 
 /// Routed-expert parameters of the whole model (the part expert parallelism splits).
 [[nodiscard]] inline double routed_expert_params(const Model& m) noexcept {
+  if (m.counts.ready) return m.counts.routed_experts;
   return static_cast<double>(moe_layer_count(m)) * static_cast<double>(m.moe.experts) *
          expert_params(m);
 }
@@ -118,6 +134,7 @@ struct Model {
 /// Total parameters: the given count, else the layers + embeddings + final norm (2h); an MoE
 /// layer counts all its experts (what memory holds).
 [[nodiscard]] inline double total_params(const Model& m) noexcept {
+  if (m.counts.ready) return m.counts.total;
   if (m.params > 0) return m.params;
   if (is_moe(m)) {
     const double moe_layers = static_cast<double>(moe_layer_count(m));
@@ -133,6 +150,7 @@ struct Model {
 /// Parameters one token uses: the total less the routed experts it is not sent to,
 /// (E − k) per MoE layer (what FLOPs count). Equal to the total for a dense model.
 [[nodiscard]] inline double active_params(const Model& m) noexcept {
+  if (m.counts.ready) return m.counts.active;
   if (!is_moe(m)) return total_params(m);
   const double idle = static_cast<double>(m.moe.experts - m.moe.top_k);
   return total_params(m) - static_cast<double>(moe_layer_count(m)) * idle * expert_params(m);
@@ -141,6 +159,7 @@ struct Model {
 /// Parameters of one layer. When the total is given, or the model is MoE, the non-embedding
 /// remainder is spread evenly over the layers, so per-GPU shares sum back to the total.
 [[nodiscard]] inline double layer_params(const Model& m) noexcept {
+  if (m.counts.ready) return m.counts.layer;
   if (m.params <= 0 && !is_moe(m)) return derived_layer_params(m);
   const double rest = total_params(m) - embedding_params(m);
   return rest / static_cast<double>(m.layers);
@@ -149,6 +168,7 @@ struct Model {
 /// Parameters of one layer a token passes through: layer_params less, on average, the routed
 /// experts it is not sent to. Equal to layer_params for a dense model.
 [[nodiscard]] inline double active_layer_params(const Model& m) noexcept {
+  if (m.counts.ready) return m.counts.active_layer;
   if (!is_moe(m)) return layer_params(m);
   return layer_params(m) - (total_params(m) - active_params(m)) / static_cast<double>(m.layers);
 }
@@ -164,6 +184,21 @@ struct Model {
   }
   if (m.head_dim <= 0) return static_cast<double>(m.hidden);
   return a * head_dim(m);
+}
+
+/// `m` with its parameter counts computed once: the count functions above then return them
+/// unchanged, since they are the same functions of the same shape.
+[[nodiscard]] inline Model with_counts(Model m) noexcept {
+  m.counts = ParamCounts{};
+  ParamCounts k;
+  k.total = total_params(m);
+  k.active = active_params(m);
+  k.layer = layer_params(m);
+  k.active_layer = active_layer_params(m);
+  k.routed_experts = routed_expert_params(m);
+  k.ready = true;
+  m.counts = k;
+  return m;
 }
 
 }  // namespace planner

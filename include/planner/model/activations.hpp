@@ -61,22 +61,35 @@ struct LayerActivationTerms {
   return t;
 }
 
-/// Bytes one layer keeps for the backward pass on one GPU, under the plan's recompute mode.
-[[nodiscard]] inline double layer_activation_bytes(const Model& m, const Plan& p,
-                                                   Recompute recompute) noexcept {
-  const double local_tokens = static_cast<double>(m.seq_len) / static_cast<double>(p.cp);
-  const double b = static_cast<double>(p.micro_batch);
+/// The terms of one layer for the plan's micro-batch, on a rank keeping s/cp of the sequence.
+[[nodiscard]] inline LayerActivationTerms plan_activation_terms(const Model& m,
+                                                                const Plan& p) noexcept {
+  return layer_activation_terms(m, static_cast<double>(p.micro_batch),
+                                static_cast<double>(m.seq_len) / static_cast<double>(p.cp));
+}
+
+/// Bytes one layer keeps for the backward pass on one GPU under `recompute`, from the plan's
+/// terms (computed once for the ledger's three uses).
+[[nodiscard]] inline double kept_layer_bytes(const Model& m, const Plan& p,
+                                             const LayerActivationTerms& t,
+                                             Recompute recompute) noexcept {
   const double tp = static_cast<double>(p.tp);
   const double sp_split = p.sequence_parallel ? tp : 1.0;
   if (recompute == Recompute::full) {
-    return bytes_of(m.precision.activations) * local_tokens * b *
-           static_cast<double>(m.hidden) / sp_split;
+    const double local_tokens = static_cast<double>(m.seq_len) / static_cast<double>(p.cp);
+    return bytes_of(m.precision.activations) * local_tokens *
+           static_cast<double>(p.micro_batch) * static_cast<double>(m.hidden) / sp_split;
   }
-  const LayerActivationTerms t = layer_activation_terms(m, b, local_tokens);
   double bytes = t.replicated_bytes / sp_split + t.tp_split_bytes / tp;
   const bool scores_kept = recompute == Recompute::none && !p.flash_attention;
   if (scores_kept) bytes += t.scores_bytes / tp;
   return bytes;
+}
+
+/// Bytes one layer keeps for the backward pass on one GPU, under `recompute`.
+[[nodiscard]] inline double layer_activation_bytes(const Model& m, const Plan& p,
+                                                   Recompute recompute) noexcept {
+  return kept_layer_bytes(m, p, plan_activation_terms(m, p), recompute);
 }
 
 /// Layers held by the largest pipeline stage: ⌈L/pp⌉ (stages may be uneven; the largest sets
@@ -86,17 +99,18 @@ struct LayerActivationTerms {
 }
 
 /// Bytes the first stage keeps for its layers: ⌈L/pp⌉ layers × micro-batches in flight.
-[[nodiscard]] inline double stage_activation_bytes(const Model& m, const Plan& p) noexcept {
-  return layer_activation_bytes(m, p, p.recompute) * static_cast<double>(stage_layers(m, p)) *
+[[nodiscard]] inline double stage_activation_bytes(const Model& m, const Plan& p,
+                                                   const LayerActivationTerms& t) noexcept {
+  return kept_layer_bytes(m, p, t, p.recompute) * static_cast<double>(stage_layers(m, p)) *
          activation_micro_batches(p);
 }
 
 /// Largest extra a layer needs while it is recomputed and back-propagated: what the layer
 /// holds with nothing recomputed minus what it kept (the score matrix under selective
 /// recompute without tiled attention; the whole layer under full recompute).
-[[nodiscard]] inline double recompute_working_bytes(const Model& m, const Plan& p) noexcept {
-  return layer_activation_bytes(m, p, Recompute::none) -
-         layer_activation_bytes(m, p, p.recompute);
+[[nodiscard]] inline double recompute_working_bytes(const Model& m, const Plan& p,
+                                                    const LayerActivationTerms& t) noexcept {
+  return kept_layer_bytes(m, p, t, Recompute::none) - kept_layer_bytes(m, p, t, p.recompute);
 }
 
 /// Embedding and output-layer activations (Korthikanti et al. 2022 §4.3): the embedding

@@ -113,15 +113,17 @@ struct GpuParams {
   const double grad_b = bytes_of(m.precision.gradients);
   const double optimizer_b = std::max(0.0, w.bytes_per_param - weight_b - grad_b);
   auto state = [&](double bytes, bool sharded) {
-    return psi.replicated * bytes / (sharded ? shards : 1.0) +
-           psi.experts * bytes / (sharded ? expert_shards : 1.0);
+    const double replicated = psi.replicated * bytes / (sharded ? shards : 1.0);
+    if (psi.experts == 0) return replicated;  // dense: no expert state
+    return replicated + psi.experts * bytes / (sharded ? expert_shards : 1.0);
   };
   l.weights_bytes = state(weight_b, p.zero >= 3);
   l.gradients_bytes = state(grad_b, p.zero >= 2);
   l.optimizer_bytes = state(optimizer_b, p.zero >= 1);
-  l.activations_bytes = stage_activation_bytes(m, p);
+  const LayerActivationTerms terms = plan_activation_terms(m, p);
+  l.activations_bytes = stage_activation_bytes(m, p, terms);
   l.logits_bytes = logits_activation_bytes(m, p);
-  l.recompute_working_bytes = recompute_working_bytes(m, p);
+  l.recompute_working_bytes = recompute_working_bytes(m, p, terms);
   if (p.zero >= 3) {
     // The layer being computed and the one being prefetched, gathered in bf16
     // (DeepSpeed stage3 prefetch; the worked solution's "two buffers").

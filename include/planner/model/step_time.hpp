@@ -27,9 +27,9 @@ struct DataParallelTraffic {
   std::size_t tier = 0;         ///< which tier the group pays (cluster.hpp)
   bool inside_node = true;      ///< tier 0
   double gradient_bytes = 0;    ///< the bf16 gradient (= gathered parameter) buffer per rank
-  CollectiveCost all_reduce;    ///< ZeRO-0: once per step
-  CollectiveCost reduce_scatter;
-  CollectiveCost all_gather;
+  CollectiveCost all_reduce;      ///< ZeRO-0: once per step; zero for ZeRO ≥ 1
+  CollectiveCost reduce_scatter;  ///< ZeRO ≥ 1; zero for ZeRO-0
+  CollectiveCost all_gather;      ///< ZeRO ≥ 1; zero for ZeRO-0
   double comm_seconds = 0;      ///< all DP collectives of the step
   double exposed_seconds = 0;   ///< what the backward/forward windows cannot hide
   double bytes_per_step = 0;    ///< buffer bytes the rank's collectives carry per step
@@ -98,10 +98,11 @@ struct TrainingTime {
 ///   every backward: 3 buffers per micro-batch (the worked solution's 3·Ψ).
 /// The traffic of `ranks` ranks sharding the state of `params` parameters per rank, on the
 /// dp·cp group's tier (data_parallel_traffic, expert_data_parallel_traffic below).
-[[nodiscard]] inline DataParallelTraffic sharded_state_traffic(
-    const Model& m, const Cluster& c, const Plan& p, std::int64_t ranks, double params,
-    double forward_seconds, double backward_seconds) noexcept {
-  DataParallelTraffic t;
+/// Fills `t`, which must be zero (a member of a fresh TrainingTime: filling it in place
+/// spares the step-time function a copy, issue 8's speed bound).
+inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const Plan& p,
+                                       std::int64_t ranks, double params, double forward_seconds,
+                                       double backward_seconds, DataParallelTraffic& t) noexcept {
   t.ranks = ranks;
   t.forward_window_seconds = forward_seconds;
   t.backward_window_seconds = backward_seconds;
@@ -109,7 +110,7 @@ struct TrainingTime {
   t.inside_node = t.tier == 0;
   const Tier& tier = c.tiers[t.tier];
   t.gradient_bytes = bytes_of(m.precision.gradients) * params;
-  if (t.ranks <= 1) return t;
+  if (t.ranks <= 1) return;
   const double buckets = static_cast<double>(stage_layers(m, p));
   const double bucket_bytes = t.gradient_bytes / buckets;
   const double n = static_cast<double>(p.grad_accum);
@@ -117,15 +118,20 @@ struct TrainingTime {
   auto cost = [&](Collective op, double bytes) {
     return cheapest_collective(op, t.ranks, bytes, tier);
   };
-  t.all_reduce = cost(Collective::all_reduce, t.gradient_bytes);
-  t.reduce_scatter = cost(Collective::reduce_scatter, t.gradient_bytes);
-  t.all_gather = cost(Collective::all_gather, t.gradient_bytes);
-  const double ar = t.all_reduce.seconds();
-  const double rs = t.reduce_scatter.seconds();
-  const double ag = t.all_gather.seconds();
-  const double ar_bucket = cost(Collective::all_reduce, bucket_bytes).seconds();
-  const double rs_bucket = cost(Collective::reduce_scatter, bucket_bytes).seconds();
-  const double ag_bucket = cost(Collective::all_gather, bucket_bytes).seconds();
+  // Only the collectives the stage runs: the all-reduce for ZeRO-0, else the pair.
+  double ar = 0, rs = 0, ag = 0, ar_bucket = 0, rs_bucket = 0, ag_bucket = 0;
+  if (p.zero == 0) {
+    t.all_reduce = cost(Collective::all_reduce, t.gradient_bytes);
+    ar = t.all_reduce.seconds();
+    ar_bucket = cost(Collective::all_reduce, bucket_bytes).seconds();
+  } else {
+    t.reduce_scatter = cost(Collective::reduce_scatter, t.gradient_bytes);
+    t.all_gather = cost(Collective::all_gather, t.gradient_bytes);
+    rs = t.reduce_scatter.seconds();
+    ag = t.all_gather.seconds();
+    rs_bucket = cost(Collective::reduce_scatter, bucket_bytes).seconds();
+    ag_bucket = cost(Collective::all_gather, bucket_bytes).seconds();
+  }
   switch (p.zero) {
     case 0:
       t.collectives_per_step = 1.0;
@@ -156,15 +162,16 @@ struct TrainingTime {
       t.bytes_per_step = 3.0 * n * t.gradient_bytes;
       break;
   }
-  return t;
 }
 
 [[nodiscard]] inline DataParallelTraffic data_parallel_traffic(const Model& m, const Cluster& c,
                                                                const Plan& p,
                                                                double forward_seconds,
                                                                double backward_seconds) noexcept {
-  return sharded_state_traffic(m, c, p, state_shard_ranks(p), gpu_params(m, p).replicated,
-                               forward_seconds, backward_seconds);
+  DataParallelTraffic t;
+  fill_sharded_state_traffic(m, c, p, state_shard_ranks(p), gpu_params(m, p).replicated,
+                             forward_seconds, backward_seconds, t);
+  return t;
 }
 
 /// MoE: the routed experts' gradients (the rank's tp·ep share) over the dp·cp/ep ranks that
@@ -173,9 +180,11 @@ struct TrainingTime {
 [[nodiscard]] inline DataParallelTraffic expert_data_parallel_traffic(
     const Model& m, const Cluster& c, const Plan& p, double forward_seconds,
     double backward_seconds) noexcept {
-  if (!is_moe(m)) return {};
-  return sharded_state_traffic(m, c, p, expert_data_parallel_ranks(p), gpu_params(m, p).experts,
-                               forward_seconds, backward_seconds);
+  DataParallelTraffic t;
+  if (!is_moe(m)) return t;
+  fill_sharded_state_traffic(m, c, p, expert_data_parallel_ranks(p), gpu_params(m, p).experts,
+                             forward_seconds, backward_seconds, t);
+  return t;
 }
 
 /// The shapes one stage's micro-batch works on, shared by the per-axis costs below.
@@ -259,6 +268,15 @@ inline void add_pipeline(const Model& m, const Cluster& c, const Plan& p, const 
   }
 }
 
+/// Expert parallelism: the token dispatch and combine of the stage's MoE layers, exposed as
+/// far as the overlap option allows (model/expert_traffic.hpp; docs/moe.md §5).
+inline void add_expert_traffic(const Model& m, const Cluster& c, const Plan& p,
+                               const StageShape& g, TrainingTime& t) noexcept {
+  t.ep = expert_traffic(m, c, p);
+  t.ep.exposed_seconds = exposed_all_to_all_seconds(m, p, t.ep, t.compute_seconds());
+  if (t.ep.tier == c.network_index()) t.inter_node_bytes += g.accum * t.ep.inter_node_bytes;
+}
+
 /// Per-GPU time of one optimizer step of a training plan at `flops_per_second`.
 /// Step = (m + pp − 1) micro-batch slots of the largest stage (1F1B; the pp − 1 extra slots
 /// are the bubble, Narayanan et al. 2021 §2.2) plus the exposed data-parallel traffic.
@@ -277,19 +295,20 @@ inline void add_pipeline(const Model& m, const Cluster& c, const Plan& p, const 
   add_tensor_parallel(m, c, p, g, t);
   add_context_parallel(m, c, p, g, t);
   add_pipeline(m, c, p, g, t);
-  t.ep = expert_traffic(m, c, p);
-  t.ep.exposed_seconds = exposed_all_to_all_seconds(m, p, t.ep, t.compute_seconds());
-  if (t.ep.tier == c.network_index()) t.inter_node_bytes += g.accum * t.ep.inter_node_bytes;
+  if (is_moe(m)) add_expert_traffic(m, c, p, g, t);
 
   t.micro_batches = p.grad_accum;
   const double slot = t.micro_batch_seconds();
   t.bubble_seconds = bubble_slots(p) * slot;
-  t.dp = data_parallel_traffic(m, c, p, f.forward() / flops_per_second,
-                               f.backward() / flops_per_second);
+  fill_sharded_state_traffic(m, c, p, state_shard_ranks(p), gpu_params(m, p).replicated,
+                             f.forward() / flops_per_second, f.backward() / flops_per_second,
+                             t.dp);
   if (t.dp.tier == c.network_index()) t.inter_node_bytes += t.dp.bytes_per_step;
-  t.expert_dp = expert_data_parallel_traffic(m, c, p, f.forward() / flops_per_second,
-                                             f.backward() / flops_per_second);
-  if (t.expert_dp.tier == c.network_index()) t.inter_node_bytes += t.expert_dp.bytes_per_step;
+  if (is_moe(m)) {  // a dense model's expert terms stay zero without being computed
+    t.expert_dp = expert_data_parallel_traffic(m, c, p, f.forward() / flops_per_second,
+                                               f.backward() / flops_per_second);
+    if (t.expert_dp.tier == c.network_index()) t.inter_node_bytes += t.expert_dp.bytes_per_step;
+  }
   t.step_seconds = static_cast<double>(p.grad_accum) * slot + t.bubble_seconds +
                    t.dp.exposed_seconds + t.expert_dp.exposed_seconds;
   t.global_sequences = static_cast<double>(p.dp * p.micro_batch * p.grad_accum);

@@ -93,9 +93,10 @@ inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis:
   return true;
 }
 
-/// The user's bounds and the framework's rules, except the rank order.
-[[nodiscard]] inline bool within_config(const Constraints& c, const Plan& p) noexcept {
-  if (!within_degrees(c, p) || !c.zero.holds(p.zero)) return false;
+/// The user's bounds and the framework's rules on everything but the degrees and the rank
+/// order.
+[[nodiscard]] inline bool within_settings(const Constraints& c, const Plan& p) noexcept {
+  if (!c.zero.holds(p.zero)) return false;
   if (c.recompute && *c.recompute != p.recompute) return false;
   if (c.flash_attention && *c.flash_attention != p.flash_attention) return false;
   if (c.sequence_parallel && p.tp > 1 && *c.sequence_parallel != p.sequence_parallel) return false;
