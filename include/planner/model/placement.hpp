@@ -98,36 +98,60 @@ template <std::size_t N>
   return group_tier(p, c, row.group, row.group_size);
 }
 
-/// Every axis's tier at once (axis_tier for each row of the axis table): the strides in one
-/// pass over the placement, then the innermost tier holding each group. The search's
-/// placement loop (distinct_placements) calls this for every order of the axes.
-[[nodiscard]] inline std::array<std::size_t, axis_count> axis_tiers(const Plan& p,
-                                                                    const Cluster& c) noexcept {
+/// The degree of every axis of `p`, by Axis.
+using AxisDegrees = std::array<std::int64_t, axis_count>;
+[[nodiscard]] inline AxisDegrees axis_degrees(const Plan& p) noexcept {
+  AxisDegrees d{};
+  for (const AxisInfo& row : axes) d[static_cast<std::size_t>(row.axis)] = p.*row.degree;
+  return d;
+}
+
+/// The GPUs of one domain of every tier but the last (domain_gpus), innermost first.
+struct TierDomains {
+  std::array<std::int64_t, 8> gpus{};
+  std::size_t count = 0;  ///< tiers below the last (the loader allows 3: node and 2 domains)
+};
+[[nodiscard]] inline TierDomains tier_domains(const Cluster& c) noexcept {
+  TierDomains t;
+  t.count = std::min(c.network_index(), t.gpus.size());
+  for (std::size_t k = 0; k < t.count; ++k) t.gpus[k] = domain_gpus(c, k);
+  return t;
+}
+
+/// Every axis's tier (axis_tier for each row of the axis table) for degrees `d` placed in
+/// `order`: the strides in one pass over the order, then the innermost tier holding each
+/// group. The search's placement loop (distinct_placements) calls this for every order of the
+/// axes, with the degrees and domains computed once.
+[[nodiscard]] inline std::array<std::size_t, axis_count> axis_tiers(
+    const AxisDegrees& d, const Placement& order, const TierDomains& domains) noexcept {
   // block[a]: stride·degree, the aligned block one group of `a` spans; 0 for degree 1, whose
   // groups are single ranks and fit anywhere.
   std::array<std::int64_t, axis_count> block{};
   std::int64_t s = 1;
-  for (const Axis a : p.placement) {
-    const std::int64_t d = degree(p, a);
-    block[static_cast<std::size_t>(a)] = d <= 1 ? 0 : s * d;
-    s *= d;
+  for (const Axis a : order) {
+    const std::int64_t n = d[static_cast<std::size_t>(a)];
+    block[static_cast<std::size_t>(a)] = n <= 1 ? 0 : s * n;
+    s *= n;
   }
-  const std::size_t last = c.network_index();
   std::array<std::size_t, axis_count> out{};
   for (const AxisInfo& row : axes) {
     std::size_t k = 0;
-    for (; k < last; ++k) {
-      const std::int64_t domain = domain_gpus(c, k);
+    for (; k < domains.count; ++k) {
       bool inside = true;
       for (std::size_t i = 0; i < row.group_size && inside; ++i) {
         const std::int64_t b = block[static_cast<std::size_t>(row.group[i])];
-        inside = b == 0 || domain % b == 0;
+        inside = b == 0 || domains.gpus[k] % b == 0;
       }
       if (inside) break;
     }
     out[static_cast<std::size_t>(row.axis)] = k;
   }
   return out;
+}
+
+[[nodiscard]] inline std::array<std::size_t, axis_count> axis_tiers(const Plan& p,
+                                                                    const Cluster& c) noexcept {
+  return axis_tiers(axis_degrees(p), p.placement, tier_domains(c));
 }
 
 /// The shape of a group on the tiers: how many of its ranks one domain of each tier holds

@@ -112,13 +112,26 @@ struct PlacementList {
 [[nodiscard]] inline PlacementList distinct_placements(const Plan& base, const Cluster& c) {
   PlacementList out;
   std::array<std::uint32_t, placement_capacity> seen{};
+  const AxisDegrees degrees = axis_degrees(base);
+  const TierDomains domains = tier_domains(c);
   Placement order = default_placement;
   std::sort(order.begin(), order.end());
+  // Orders that differ only in where degree-1 axes sit have the same strides, so the same
+  // tiers: only the first order of each sequence of the used axes is costed.
+  std::array<std::uint32_t, placement_capacity> used_seen{};
+  std::size_t used_count = 0;
   do {
-    Plan p = base;
-    p.placement = order;
+    std::uint32_t used = 0;
+    for (const Axis a : order) {
+      if (degrees[static_cast<std::size_t>(a)] > 1) {
+        used = used * axis_count + static_cast<std::uint32_t>(a) + 1;
+      }
+    }
+    const auto used_end = used_seen.begin() + static_cast<std::ptrdiff_t>(used_count);
+    if (std::find(used_seen.begin(), used_end, used) != used_end) continue;
+    used_seen[used_count++] = used;
     std::uint32_t signature = 0;
-    for (const std::size_t tier : axis_tiers(p, c)) {
+    for (const std::size_t tier : axis_tiers(degrees, order, domains)) {
       signature = signature * static_cast<std::uint32_t>(c.tiers.size()) +
                   static_cast<std::uint32_t>(tier);
     }
