@@ -41,6 +41,7 @@ std::string expert_traffic_summary(const Context& ctx, const Evaluation& e) {
   const TrainingTime& t = e.training;
   const double accum = static_cast<double>(p.grad_accum);
   const double far = static_cast<double>(p.ep - t.ep.ranks_in_node);
+  const DataParallelTraffic expert_dp = t.expert_dp.value_or(DataParallelTraffic{});
   return fmt::format(
       "ep {}: {:.0f} all-to-alls of {} per micro-batch ({} MoE layers x dispatch and combine, "
       "forward and backward) on {} ({}), {} of the ep ranks on this node: {} each, {} per step "
@@ -55,8 +56,8 @@ std::string expert_traffic_summary(const Context& ctx, const Evaluation& e) {
       seconds_text(t.ep.exposed_seconds * accum),
       ctx.model.moe.overlap_all_to_all ? " (overlapped with another micro-batch's compute)"
                                        : " (on the critical path)",
-      seconds_text(t.expert_dp.comm_seconds), t.expert_dp.ranks,
-      seconds_text(t.expert_dp.exposed_seconds));
+      seconds_text(expert_dp.comm_seconds), expert_dp.ranks,
+      seconds_text(expert_dp.exposed_seconds));
 }
 
 std::string expert_failure_text(const Context& ctx, const Evaluation& e) {
@@ -76,10 +77,10 @@ std::string expert_time_lines(const TrainingTime& t, bool per_step) {
         seconds_text(t.ep.seconds), t.ep.all_to_alls, seconds_text(t.ep.all_to_all.seconds()),
         seconds_text(t.ep.exposed_seconds));
   }
-  if (per_step && t.expert_dp.ranks > 1) {
+  if (per_step && t.expert_dp && t.expert_dp->ranks > 1) {
     return fmt::format("    expert dp        {:>12}   (exposed {}, over {} ranks)\n",
-                       seconds_text(t.expert_dp.comm_seconds),
-                       seconds_text(t.expert_dp.exposed_seconds), t.expert_dp.ranks);
+                       seconds_text(t.expert_dp->comm_seconds),
+                       seconds_text(t.expert_dp->exposed_seconds), t.expert_dp->ranks);
   }
   return {};
 }

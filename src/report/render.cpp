@@ -75,7 +75,7 @@ json time_json(const Context& ctx, const Evaluation& e) {
   if (t.ep.layers > 0) {
     j["ep_all_to_all"] = t.ep.seconds;
     j["ep_all_to_all_exposed"] = t.ep.exposed_seconds;
-    j["expert_dp_exposed"] = t.expert_dp.exposed_seconds;
+    j["expert_dp_exposed"] = t.expert_dp_exposed_seconds();
   }
   if (!bf16_mfu_note(ctx, t.mfu).empty()) {
     j["mfu_bf16_rate"] = t.mfu * ctx.flops_per_second / ctx.cluster.gpu.flops_per_second;

@@ -1,6 +1,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 #include "planner/model/activations.hpp"
 #include "planner/inputs/cluster.hpp"
@@ -69,8 +70,13 @@ struct TrainingTime {
   double mfu = 0;  ///< model FLOP/s per GPU ÷ the effective FLOP/s the time model uses
   // Mixture of experts (docs/moe.md §5); zero for a dense model.
   ExpertTraffic ep;               ///< token dispatch and combine, per micro-batch
-  DataParallelTraffic expert_dp;  ///< expert gradients over the expert-data-parallel group
+  /// Expert gradients over the expert-data-parallel group; empty for a dense model (so that
+  /// a dense model's evaluation need not zero it: issue 8's speed bound).
+  std::optional<DataParallelTraffic> expert_dp;
 
+  [[nodiscard]] double expert_dp_exposed_seconds() const noexcept {
+    return expert_dp ? expert_dp->exposed_seconds : 0.0;
+  }
   [[nodiscard]] double compute_seconds() const noexcept {
     return dense_seconds + attention_seconds + recompute_seconds + scores_io_seconds;
   }
@@ -307,10 +313,10 @@ inline void add_expert_traffic(const Model& m, const Cluster& c, const Plan& p,
   if (is_moe(m)) {  // a dense model's expert terms stay zero without being computed
     t.expert_dp = expert_data_parallel_traffic(m, c, p, f.forward() / flops_per_second,
                                                f.backward() / flops_per_second);
-    if (t.expert_dp.tier == c.network_index()) t.inter_node_bytes += t.expert_dp.bytes_per_step;
+    if (t.expert_dp->tier == c.network_index()) t.inter_node_bytes += t.expert_dp->bytes_per_step;
   }
   t.step_seconds = static_cast<double>(p.grad_accum) * slot + t.bubble_seconds +
-                   t.dp.exposed_seconds + t.expert_dp.exposed_seconds;
+                   t.dp.exposed_seconds + t.expert_dp_exposed_seconds();
   t.global_sequences = static_cast<double>(p.dp * p.micro_batch * p.grad_accum);
   const double tokens = t.global_sequences * static_cast<double>(m.seq_len);
   t.tokens_per_second = tokens / t.step_seconds;
