@@ -350,7 +350,8 @@ int run_sweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   if (csv && first_shard) {
     std::string header;
     for (const SweepAxis& a : grid.axes) header += csv_field(a.pointer) + ",";
-    out << header << "status," << plan_csv_header(scenario.workload.kind, is_moe(scenario.model))
+    out << header << "status,"
+        << plan_csv_header(scenario.workload.kind, is_moe(scenario.model))
         << ",binding_constraint\n";
   }
   const std::size_t total = last - first;

@@ -205,7 +205,9 @@ void search_serving(const Context& ctx, const SearchOptions& options, Collector&
         if (!passes_axes(options.filter, p)) continue;
         if (const std::optional<Violation> v = first_violation(m, c, ctx.workload.kind, p,
                                                                LegalityScope::degrees)) {
-          if (!rejected) out.reject(Kind::divisibility, p, 0, 1, [&] { return degree_reason(m, p, *v); });
+          if (!rejected) {
+            out.reject(Kind::divisibility, p, 0, 1, [&] { return degree_reason(m, p, *v); });
+          }
           rejected = true;
           continue;
         }
