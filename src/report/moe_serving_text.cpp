@@ -20,10 +20,11 @@ std::string read_text(const Context& ctx, const Plan& p, const DecodeStep& d) {
   const Moe& moe = ctx.model.moe;
   const double held = static_cast<double>(moe.experts / p.ep);
   return fmt::format(
-      "a decode step's {:.0f} tokens{} touch {:.2f} of the {:.0f} experts a GPU holds per layer "
+      "a decode step's {:.0f} {}{} touch {:.2f} of the {:.0f} experts a GPU holds per layer "
       "(E/ep x (1 - (1 - k/E)^tokens), k = {}, E = {}), so it reads {:.1f} % of its expert "
       "weights",
-      expert_group_tokens(p, d.batch), p.ep > 1 ? " of the ep group" : "",
+      expert_group_tokens(p, d.batch), expert_group_tokens(p, d.batch) == 1 ? "token" : "tokens",
+      p.ep > 1 ? " of the ep group" : "",
       held * d.expert_read_fraction, held, moe.top_k, moe.experts,
       100.0 * d.expert_read_fraction);
 }
