@@ -60,6 +60,7 @@ std::vector<FailureMode> failure_modes(const Context& ctx, const Evaluation& e) 
   if (ctx.workload.kind == WorkloadKind::serving) {
     if (p.tp > 1) modes.push_back(FailureMode::serving_tp_critical_path);
     if (p.pp > 1) modes.push_back(FailureMode::serving_stage_latency);
+    if (p.ep > 1) modes.push_back(FailureMode::expert_imbalance);
     if (modes.empty()) modes.push_back(FailureMode::serving_one_gpu);
     return modes;
   }
@@ -209,6 +210,17 @@ std::vector<Alternative> alternatives(const Context& ctx, const SearchResult& re
     f.recompute = Recompute::full;
     add(AlternativeKind::full_recompute, f);
   }
+  if (!training && is_moe(ctx.model)) {
+    // Serving an MoE model: the answer with the expert axis the other way (docs/moe.md §6).
+    f = {};
+    if (p.ep > 1) {
+      f.pin(Axis::ep, 1);
+      add(AlternativeKind::without_ep, f);
+    } else {
+      f.require(Axis::ep);
+      add(AlternativeKind::with_ep, f);
+    }
+  }
   return out;
 }
 
@@ -240,6 +252,8 @@ std::vector<AxisNote> axis_notes(const Context& ctx, const Plan& p) {
          p.cp > 1 ? (p.tp > 1 || p.pp > 1 ? AlternativeKind::without_cp : simplest)
                   : AlternativeKind::with_context);
     if (is_moe(ctx.model)) note(Axis::ep, std::nullopt);
+  } else if (is_moe(ctx.model)) {
+    note(Axis::ep, p.ep > 1 ? AlternativeKind::without_ep : AlternativeKind::with_ep);
   }
   return out;
 }

@@ -202,6 +202,22 @@ TrafficNote dp_note(const Context& ctx, const Evaluation& e) {
   return n;
 }
 
+/// Serving's MoE token all-to-all (docs/moe.md §6): on the critical path of every decode step.
+TrafficNote serving_ep_note(const Context& ctx, const Evaluation& e) {
+  const ServingAllToAll& a = e.serving.decode.ep;
+  TrafficNote n;
+  n.axis = TrafficAxis::ep;
+  n.tier = tier_name(ctx.cluster, a.tier);
+  n.algorithm = std::string(to_string(a.all_to_all.algorithm));
+  n.message_bytes = a.message_bytes;
+  n.messages_per_step = a.all_to_alls;
+  n.seconds_per_step = a.seconds;
+  n.exposed_seconds_per_step = a.seconds;
+  n.critical_path = true;
+  n.facts = ServingEpFacts{};
+  return n;
+}
+
 std::vector<TrafficNote> serving_notes(const Context& ctx, const Evaluation& e) {
   const Plan& p = e.plan;
   const Cluster& c = ctx.cluster;
@@ -211,7 +227,7 @@ std::vector<TrafficNote> serving_notes(const Context& ctx, const Evaluation& e) 
   read.axis = TrafficAxis::memory;
   read.tier = "hbm";
   read.seconds_per_step = t.weight_read_seconds + t.kv_read_seconds;
-  read.facts = ServingReadFacts{e.memory.weights_bytes / c.gpu.memory_bandwidth_bytes_per_second};
+  read.facts = ServingReadFacts{t.weight_read_bytes / c.gpu.memory_bandwidth_bytes_per_second};
   out.push_back(read);
   if (p.tp > 1) {
     const std::size_t k = axis_tier(p, c, Axis::tp);
@@ -235,6 +251,7 @@ std::vector<TrafficNote> serving_notes(const Context& ctx, const Evaluation& e) 
     n.facts = f;
     out.push_back(n);
   }
+  if (p.ep > 1) out.push_back(serving_ep_note(ctx, e));
   TrafficNote total;
   total.axis = TrafficAxis::token;
   total.seconds_per_step = e.serving.per_token_seconds;

@@ -210,10 +210,6 @@ std::string violation_message(const Scenario& s, const Plan& p, const Violation&
       return fmt::format("ep ({}) must divide dp·cp = {} (the MoE layers fold ep into the "
                          "data- and context-parallel ranks, as Megatron-LM does); try {}",
                          p.ep, p.dp * p.cp, first_few(divisors(std::gcd(p.dp * p.cp, m.moe.experts))));
-    case ViolationKind::serving_ep:
-      return fmt::format("a serving plan needs ep = 1 (expert parallelism is modelled for "
-                         "training only), got {}",
-                         p.ep);
   }
   return "not a legal plan";
 }

@@ -135,7 +135,9 @@ std::string axis_why(const Context& ctx, const Explanation& x, const Evaluation&
     case Axis::cp:
       why = p.cp > 1 ? fmt::format("splits each sequence {} ways: {}", p.cp, verdict) : verdict;
       break;
-    case Axis::ep: why = expert_axis_text(ctx, best); break;
+    case Axis::ep:
+      why = training ? expert_axis_text(ctx, best) : serving_expert_axis_text(ctx, best, verdict);
+      break;
   }
   return a.used || why.empty() ? why : "not used; " + why;
 }
@@ -203,6 +205,8 @@ std::string alternative_name(const Context& ctx, AlternativeKind k) {
     case AlternativeKind::with_context: return "with context parallelism";
     case AlternativeKind::without_flash: return "without tiled (flash) attention";
     case AlternativeKind::full_recompute: return "full recompute";
+    case AlternativeKind::without_ep: return "without ep (every GPU holds all experts)";
+    case AlternativeKind::with_ep: return "with expert parallelism";
   }
   return "";
 }

@@ -50,7 +50,7 @@ json memory_json(const MemoryLedger& l) {
 }
 
 json time_json(const Context& ctx, const Evaluation& e) {
-  if (ctx.workload.kind == WorkloadKind::serving) return serving_time_json(e.serving);
+  if (ctx.workload.kind == WorkloadKind::serving) return serving_time_json(ctx, e.serving);
   const TrainingTime& t = e.training;
   json j{{"dense", t.dense_seconds},
               {"attention", t.attention_seconds},
@@ -296,12 +296,14 @@ json report_json(const PlanReport& r) {
   return j;
 }
 
-std::string plan_csv_header(WorkloadKind kind) {
+std::string plan_csv_header(WorkloadKind kind, bool moe) {
   std::string h =
       "dp,tp,pp,cp,zero,recompute,flash_attention,sequence_parallel,micro_batch,grad_accum,"
       "tp_tier,cp_tier,pp_tier,dp_tier,memory_total_bytes,memory_capacity_bytes";
-  if (kind == WorkloadKind::training) return h + ",step_seconds,tokens_per_second,mfu";
-  return h + ",per_token_seconds,slo_margin_seconds,tokens_per_second";
+  h += kind == WorkloadKind::training ? ",step_seconds,tokens_per_second,mfu"
+                                      : ",per_token_seconds,slo_margin_seconds,tokens_per_second";
+  // Mixture-of-experts models only (docs/output.md §CSV), so dense output is unchanged.
+  return moe ? h + ",ep,ep_tier" : h;
 }
 
 std::string plan_csv_row(const Context& ctx, const Evaluation& e) {
@@ -315,15 +317,19 @@ std::string plan_csv_row(const Context& ctx, const Evaluation& e) {
       group_tier_name(ctx, p, Axis::dp), e.memory.total_bytes(),
       e.memory.capacity_bytes);
   if (ctx.workload.kind == WorkloadKind::training) {
-    return row + fmt::format(",{:.6g},{:.6g},{:.6g}", e.training.step_seconds,
-                             e.training.tokens_per_second, e.training.mfu);
+    row += fmt::format(",{:.6g},{:.6g},{:.6g}", e.training.step_seconds,
+                       e.training.tokens_per_second, e.training.mfu);
+  } else {
+    row += fmt::format(",{:.6g},{:.6g},{:.6g}", e.serving.per_token_seconds,
+                       e.serving.slo_margin_seconds, e.serving.tokens_per_second);
   }
-  return row + fmt::format(",{:.6g},{:.6g},{:.6g}", e.serving.per_token_seconds,
-                           e.serving.slo_margin_seconds, e.serving.tokens_per_second);
+  if (is_moe(ctx.model)) row += fmt::format(",{},{}", p.ep, group_tier_name(ctx, p, Axis::ep));
+  return row;
 }
 
 std::string report_csv(const PlanReport& r) {
-  std::string out = "rank," + plan_csv_header(r.context.workload.kind) + "\n";
+  std::string out =
+      "rank," + plan_csv_header(r.context.workload.kind, is_moe(r.context.model)) + "\n";
   for (std::size_t i = 0; i < r.result.ranked.size(); ++i) {
     out += fmt::format("{},{}\n", i + 1, plan_csv_row(r.context, r.result.ranked[i]));
   }

@@ -7,6 +7,7 @@
 #include "planner/io/text.hpp"
 #include "planner/model/collectives.hpp"
 #include "planner/report/explain_text.hpp"
+#include "planner/report/moe_text.hpp"
 #include "planner/search/disaggregated.hpp"
 #include "planner/search/rank.hpp"
 
@@ -14,10 +15,10 @@ namespace planner {
 
 using nlohmann::json;
 
-json serving_time_json(const ServingTime& t) {
+json serving_time_json(const Context& ctx, const ServingTime& t) {
   const DecodeStep& d = t.decode;
   const PrefillTime& p = t.prefill;
-  return json{{"weight_read", d.weight_read_seconds},
+  json j{{"weight_read", d.weight_read_seconds},
               {"kv_read", d.kv_read_seconds},
               {"decode_compute", d.compute_seconds},
               {"compute_bound", d.compute_bound},
@@ -46,6 +47,16 @@ json serving_time_json(const ServingTime& t) {
               {"meets_slo", t.meets_slo},
               {"replicas", t.replicas},
               {"tokens_per_second", t.tokens_per_second}};
+  // Only for mixture-of-experts models (docs/moe.md §6), so dense output is unchanged.
+  if (is_moe(ctx.model)) {
+    j["weight_read_bytes"] = d.weight_read_bytes;
+    j["expert_read_fraction"] = d.expert_read_fraction;
+    j["ep_all_to_all"] = d.ep.seconds;
+    j["ep_all_to_all_count"] = d.ep.all_to_alls;
+    j["ep_message_bytes"] = d.ep.message_bytes;
+    j["prefill"]["ep"] = p.ep_seconds;
+  }
+  return j;
 }
 
 namespace {
@@ -68,6 +79,7 @@ std::string serving_time_text(const Context& ctx, const ServingTime& t) {
   out += fmt::format("  tp all-reduces     {:>12}   ({} x {}, {})\n", seconds_text(d.tp_seconds),
                      d.tp_messages, seconds_text(d.tp_collective.seconds()),
                      to_string(d.tp_collective.algorithm));
+  out += serving_expert_time_lines(t);
   if (d.pp_seconds > 0) out += fmt::format("  stage sends        {:>12}\n", seconds_text(d.pp_seconds));
   if (t.prefill_share > 0) {
     out += fmt::format("  decode step        {:>12}   ({:.1f} % of the engine's time prefills)\n",

@@ -11,7 +11,8 @@
 
 namespace planner {
 
-[[nodiscard]] nlohmann::json serving_time_json(const ServingTime& t);
+/// The JSON time object; an MoE model adds its expert figures (docs/output.md).
+[[nodiscard]] nlohmann::json serving_time_json(const Context& ctx, const ServingTime& t);
 [[nodiscard]] std::string serving_time_text(const Context& ctx, const ServingTime& t);
 [[nodiscard]] std::string serving_headline(const Context& ctx, const Evaluation& e);
 /// Under a request rate: what one engine sustains within the targets and how many engines the

@@ -45,6 +45,7 @@ std::vector<TimePart> serving_parts(const ServingTime& t) {
     out.push_back({"KV-cache read", 0, d.kv_read_seconds});
   }
   out.push_back({"tp all-reduces", 0, d.tp_seconds});
+  out.push_back({"ep all-to-alls", 0, d.ep.seconds});
   out.push_back({"stage sends", 0, d.pp_seconds});
   out.push_back({"prefill interruptions", 0, t.per_token_seconds - d.seconds});
   std::erase_if(out, [](const TimePart& p) { return p.seconds <= 0; });

@@ -131,7 +131,7 @@ std::string read_summary(const Context& ctx, const Evaluation& e, const ServingR
   return fmt::format(
       "decode reads {} of weights per GPU ({} at {:.0f} % of {:.1f} TB/s; {} at peak) and {} of "
       "KV cache ({}) per token",
-      bytes_text(e.memory.weights_bytes), seconds_text(t.weight_read_seconds),
+      bytes_text(t.weight_read_bytes), seconds_text(t.weight_read_seconds),
       100 * ctx.workload.serving.memory_bandwidth_efficiency,
       ctx.cluster.gpu.memory_bandwidth_bytes_per_second / 1e12, seconds_text(f.peak_read_seconds),
       bytes_text(e.memory.kv_cache_bytes), seconds_text(t.kv_read_seconds));
@@ -173,9 +173,11 @@ std::string token_summary(const Context& ctx, const Evaluation& e) {
                                s.prefill_share);
   }
   return fmt::format(
-      "per token {} = {} + collectives {}{}{}: {} the {} SLO by {}",
+      "per token {} = {} + collectives {}{}{}{}: {} the {} SLO by {}",
       seconds_text(s.per_token_seconds), step, seconds_text(t.tp_seconds),
       e.plan.pp > 1 ? fmt::format(" + stage sends {}", seconds_text(t.pp_seconds)) : std::string(),
+      t.ep.seconds > 0 ? fmt::format(" + ep all-to-alls {}", seconds_text(t.ep.seconds))
+                       : std::string(),
       interference, s.slo_margin_seconds >= 0 ? "inside" : "misses",
       seconds_text(ctx.workload.serving.slo_per_token_seconds),
       seconds_text(std::abs(s.slo_margin_seconds)));
@@ -201,6 +203,8 @@ std::string traffic_summary(const Context& ctx, const Evaluation& e, const Traff
           return serving_tp_summary(e, n, f);
         } else if constexpr (std::is_same_v<F, EpFacts>) {
           return expert_traffic_summary(ctx, e);
+        } else if constexpr (std::is_same_v<F, ServingEpFacts>) {
+          return serving_expert_traffic_summary(ctx, e);
         } else {
           static_assert(std::is_same_v<F, ServingTokenFacts>);
           return token_summary(ctx, e);

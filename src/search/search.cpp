@@ -154,44 +154,65 @@ void search_training_winner(const Context& ctx, const SearchOptions& options, Co
                   });
 }
 
+/// One serving configuration: its ledger, and its time on every distinct placement.
+void search_serving_plan(const Context& ctx, const SearchOptions& options, Collector& out,
+                         SearchResult& result, Plan p) {
+  const Cluster& c = ctx.cluster;
+  const MemoryLedger ledger = memory_ledger(ctx, p);
+  ++result.evaluated;
+  budget.spend(1);
+  if (!ledger.fits()) {
+    out.reject(Kind::memory, p, ledger.total_bytes() / ledger.capacity_bytes, 1,
+               [&] { return memory_reason(ledger); });
+    return;
+  }
+  ++result.feasible;
+  // Serving spaces are small (tp × pp × ep): every placement is timed.
+  for (const Placement& placement : distinct_placements(p, c)) {
+    p.placement = placement;
+    if (!passes_config(options.filter, p) || !passes_placement(options.filter, p, c)) continue;
+    ++result.timed;
+    budget.spend(1);
+    out.offer_serving(p, ledger,
+                      serving_time(ctx.model, c, ctx.workload.serving, p, ledger,
+                                   ctx.flops_per_second));
+  }
+}
+
+/// Serving: every tp × pp engine replicated dp times, and for an MoE model every ep that
+/// divides the experts and folds into the dp replicas (docs/moe.md §6; a dense model has
+/// ep = 1 alone, so its space and order are those of a search without the axis).
 void search_serving(const Context& ctx, const SearchOptions& options, Collector& out,
                     SearchResult& result) {
   const Model& m = ctx.model;
   const Cluster& c = ctx.cluster;
   const std::int64_t world = world_size(c);
   thread_local std::vector<std::int64_t> world_divisors;
+  thread_local std::vector<std::int64_t> expert_degrees;
   fill_divisors(world, world_divisors);
+  fill_divisors(std::max<std::int64_t>(1, m.moe.experts), expert_degrees);
   for (std::int64_t tp : world_divisors) {
     for (std::int64_t pp : world_divisors) {
       if ((world / tp) % pp != 0) continue;
-      Plan p;
-      p.tp = tp;
-      p.pp = pp;
-      p.dp = world / tp / pp;
-      p.micro_batch = engine_batch(ctx.workload.serving, p.dp);
-      if (!passes_axes(options.filter, p)) continue;
-      if (const std::optional<Violation> v = first_violation(m, c, ctx.workload.kind, p,
-                                                             LegalityScope::degrees)) {
-        out.reject(Kind::divisibility, p, 0, 1, [&] { return degree_reason(m, p, *v); });
-        continue;
-      }
-      const MemoryLedger ledger = memory_ledger(ctx, p);
-      ++result.evaluated;
-      budget.spend(1);
-      if (!ledger.fits()) {
-        out.reject(Kind::memory, p, ledger.total_bytes() / ledger.capacity_bytes, 1,
-                   [&] { return memory_reason(ledger); });
-        continue;
-      }
-      ++result.feasible;
-      // Serving spaces are small (tp × pp pairs): every placement is timed.
-      for (const Placement& placement : distinct_placements(p, c)) {
-        p.placement = placement;
-        if (!passes_config(options.filter, p) || !passes_placement(options.filter, p, c)) continue;
-        ++result.timed;
-        budget.spend(1);
-        out.offer_serving(
-            p, ledger, serving_time(m, c, ctx.workload.serving, p, ledger, ctx.flops_per_second));
+      bool rejected = false;  // a degree violation is recorded once per (tp, pp)
+      for (const std::int64_t ep : expert_degrees) {
+        Plan p;
+        p.tp = tp;
+        p.pp = pp;
+        p.dp = world / tp / pp;
+        if (p.dp % ep != 0) continue;
+        p.ep = ep;
+        p.micro_batch = engine_batch(ctx.workload.serving, p.dp);
+        if (!passes_axes(options.filter, p)) continue;
+        if (const std::optional<Violation> v = first_violation(m, c, ctx.workload.kind, p,
+                                                               LegalityScope::degrees)) {
+          if (!rejected) {
+            out.reject(Kind::divisibility, p, 0, 1, [&] { return degree_reason(m, p, *v); });
+          }
+          rejected = true;
+          continue;
+        }
+        search_serving_plan(ctx, options, out, result, p);
       }
     }
   }

@@ -74,6 +74,8 @@ enum class AlternativeKind {
   with_context,
   without_flash,
   full_recompute,
+  without_ep,          ///< serving an MoE model: ep = 1
+  with_ep,             ///< serving an MoE model: ep > 1
 };
 
 /// One axis of the recommendation: its degree, tier, and the alternative that justifies it.
@@ -122,6 +124,7 @@ struct CpFacts {
 
 struct PpFacts {};  ///< everything is in the plan and its TrainingTime
 struct EpFacts {};  ///< the same (TrainingTime::ep, expert_dp; docs/moe.md §5)
+struct ServingEpFacts {};  ///< everything is in the ServingTime (decode.ep; docs/moe.md §6)
 
 struct DpFacts {
   std::int64_t zero = 0;
@@ -162,7 +165,7 @@ struct TrafficNote {
   double hide_bandwidth = 0;       ///< lowest bandwidth (bytes/s) at which it still hides; 0 = n/a
   double budget_bandwidth = 0;     ///< lowest bandwidth within comm_budget of compute; 0 = n/a
   std::variant<TpTrainingFacts, CpFacts, PpFacts, DpFacts, ServingReadFacts, ServingTpFacts,
-               ServingTokenFacts, EpFacts>
+               ServingTokenFacts, EpFacts, ServingEpFacts>
       facts;
 };
 

@@ -34,7 +34,7 @@ enum class ViolationKind {
   ep_dense,              ///< ep > 1 on a model without experts
   ep_experts,            ///< ep does not divide the routed experts
   ep_dp_cp,              ///< ep does not divide dp·cp, the ranks the MoE layers fold it into
-  serving_ep,            ///< serving: ep must be 1 (not modelled)
+                         ///< (serving: dp, the replicas)
 };
 
 struct Violation {
@@ -93,7 +93,6 @@ enum class LegalityScope { plan, degrees };
       if (p.cp != 1) return Violation{K::serving_cp, "cp", p.cp};
       if (p.zero != 0) return Violation{K::serving_zero, "zero", p.zero};
       if (p.grad_accum != 1) return Violation{K::serving_grad_accum, "grad_accum", p.grad_accum};
-      if (p.ep != 1) return Violation{K::serving_ep, "ep", p.ep};
     }
   }
   if (std::optional<Violation> v = expert_violation(m, p)) return v;

@@ -148,11 +148,17 @@ struct GpuParams {
 
 /// Serving ledger: the stage's weights split by tp, the KV cache of the engine's batch (the
 /// plan's micro-batch) × the reserved context, and the reserve. Decode activations (b·h per
-/// layer) are negligible and not listed.
+/// layer) are negligible and not listed. Under ep the routed experts are split by tp·ep and
+/// the rest by tp (gpu_params; docs/moe.md §6.1).
 [[nodiscard]] inline MemoryLedger serving_ledger(const Model& m, const Cluster& c,
                                                  const Serving& w, const Plan& p) noexcept {
   MemoryLedger l;
-  l.weights_bytes = stage_params(m, p) / static_cast<double>(p.tp) * w.bytes_per_param;
+  if (p.ep > 1) {
+    const GpuParams psi = gpu_params(m, p);
+    l.weights_bytes = (psi.replicated + psi.experts) * w.bytes_per_param;
+  } else {
+    l.weights_bytes = stage_params(m, p) / static_cast<double>(p.tp) * w.bytes_per_param;
+  }
   l.kv_cache_bytes = kv_bytes_per_token(m, p, w.kv_sharding) *
                      static_cast<double>(p.micro_batch) *
                      static_cast<double>(reserved_tokens(w));

@@ -22,6 +22,19 @@ namespace planner {
 /// The time breakdown's MoE lines (ep all-to-all per micro-batch; expert gradients per step).
 [[nodiscard]] std::string expert_time_lines(const TrainingTime& t, bool per_step);
 
+/// Serving (moe_serving_text.cpp): why ep, or why not: the experts and weights each GPU
+/// holds, the share of its experts a decode step reads, and the all-to-all's size, tier and
+/// share of the time per token; `verdict` is the alternative's (the answer the other way).
+[[nodiscard]] std::string serving_expert_axis_text(const Context& ctx, const Evaluation& best,
+                                                   const std::string& verdict);
+
+/// Serving's ep traffic note: a decode step's all-to-alls, their tier, latency and share.
+[[nodiscard]] std::string serving_expert_traffic_summary(const Context& ctx,
+                                                         const Evaluation& e);
+
+/// The serving time breakdown's MoE line (ep all-to-alls per decode step); empty without ep.
+[[nodiscard]] std::string serving_expert_time_lines(const ServingTime& t);
+
 /// ", MFU x % of the bf16 rate" when the GEMMs run in another format (fp8): the MFU the
 /// report prints is against the rate of the compute format; this is against the bf16 rate.
 [[nodiscard]] std::string bf16_mfu_note(const Context& ctx, double mfu);

@@ -49,7 +49,7 @@ struct PlanReport {
 [[nodiscard]] std::string evaluation_report_csv(const Context& ctx, const Evaluation& e);
 
 /// CSV header and row of one plan (shared by `plan --format csv` and `sweep`).
-[[nodiscard]] std::string plan_csv_header(WorkloadKind kind);
+[[nodiscard]] std::string plan_csv_header(WorkloadKind kind, bool moe = false);
 [[nodiscard]] std::string plan_csv_row(const Context& ctx, const Evaluation& e);
 
 /// JSON dump with a fixed layout: no NaN or infinity can appear (they would be a bug; the

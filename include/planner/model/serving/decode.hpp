@@ -9,6 +9,7 @@
 #include "planner/model/collectives.hpp"
 #include "planner/model/memory.hpp"
 #include "planner/model/placement.hpp"
+#include "planner/model/serving/expert_serving.hpp"
 #include "planner/model/serving/kv_cache.hpp"
 #include "planner/model/serving/prefill.hpp"
 
@@ -18,6 +19,8 @@ namespace planner {
 
 struct DecodeStep {
   double batch = 0;                ///< sequences decoded together
+  double weight_read_bytes = 0;    ///< per GPU of the largest stage: MoE, the experts touched
+  double expert_read_fraction = 1; ///< of one GPU's routed experts, those the step touches
   double weight_read_seconds = 0;  ///< all stages
   double kv_read_seconds = 0;      ///< all stages
   double flops = 0;                ///< per GPU of the largest stage
@@ -29,6 +32,7 @@ struct DecodeStep {
   CollectiveCost tp_ring;  ///< the ring figure, for comparison with what was picked
   double tp_seconds = 0;
   double pp_seconds = 0;
+  ServingAllToAll ep;  ///< the MoE token all-to-alls of ep > 1, all stages
   double seconds = 0;
   double inter_node_bytes = 0;  ///< bytes per GPU per step that cross the network tier
 };
@@ -46,7 +50,9 @@ struct DecodeStep {
 /// parameter per sequence plus 4·h per cached token per layer of attention; the stage takes
 /// the larger of the two (a roofline: Williams et al. 2009), so at large batch the GEMMs
 /// bind. The tp group all-reduces b·h activations twice per layer (after attention and after
-/// the MLP); stages run one after another for a token and add a send per boundary.
+/// the MLP); stages run one after another for a token and add a send per boundary. An MoE
+/// model reads only the experts the step's tokens touch, and under ep every MoE layer adds
+/// its dispatch and combine all-to-alls (model/serving/expert_serving.hpp, docs/moe.md §6).
 [[nodiscard]] inline DecodeStep decode_step(const Model& m, const Cluster& c, const Serving& w,
                                             const Plan& p, double batch, double weights_bytes,
                                             double flops_per_second) noexcept {
@@ -57,7 +63,9 @@ struct DecodeStep {
   const double h = static_cast<double>(m.hidden);
   const double context = decode_context_tokens(w);
   const double kv_bytes = kv_bytes_per_token(m, p, w.kv_sharding) * batch * context;
-  t.weight_read_seconds = stages * weights_bytes / bandwidth;
+  t.weight_read_bytes = decode_weight_read_bytes(m, w, p, batch, weights_bytes);
+  t.expert_read_fraction = expert_read_fraction(m, p, batch);
+  t.weight_read_seconds = stages * t.weight_read_bytes / bandwidth;
   t.kv_read_seconds = stages * kv_bytes / bandwidth;
   const double tp = static_cast<double>(p.tp);
   const double gemm_params = stage_layer_params(m, p) + static_cast<double>(m.vocab) * h;
@@ -88,7 +96,10 @@ struct DecodeStep {
                                                          t.tp_message_bytes, c.tiers[k])
                                         .seconds();
   }
-  t.seconds = std::max(memory_seconds, t.compute_seconds) + t.tp_seconds + t.pp_seconds;
+  t.ep = serving_all_to_all(m, c, p, batch, moe_layer_count(m));
+  t.inter_node_bytes += t.ep.inter_node_bytes;
+  t.seconds = std::max(memory_seconds, t.compute_seconds) + t.tp_seconds + t.pp_seconds +
+              t.ep.seconds;
   return t;
 }
 

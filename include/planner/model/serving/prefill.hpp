@@ -9,6 +9,7 @@
 #include "planner/model/collectives.hpp"
 #include "planner/model/memory.hpp"
 #include "planner/model/placement.hpp"
+#include "planner/model/serving/expert_serving.hpp"
 #include "planner/model/serving/kv_cache.hpp"
 
 /// Prefill: the forward pass over a request's prompt that fills its KV cache and yields its
@@ -60,6 +61,7 @@ struct PrefillTime {
   double compute_seconds = 0;    ///< FLOPs at the compute dtype's effective rate
   double memory_seconds = 0;     ///< weight and KV re-reads, one per chunk
   double tp_seconds = 0;         ///< two all-reduces of chunk·h per layer per chunk
+  double ep_seconds = 0;         ///< MoE under ep: dispatch and combine per MoE layer per chunk
   double stage_seconds = 0;      ///< one stage's busy time for the whole prompt
   double pp_seconds = 0;         ///< pipeline fill and stage sends
   double seconds = 0;            ///< prompt in, first token out, no queueing
@@ -71,7 +73,8 @@ struct PrefillTime {
 /// `prefill_chunk_tokens` (Agrawal et al. 2024, Sarathi-Serve, arXiv 2403.02310, §4.1),
 /// each re-reading the stage's weights and the prompt's cache so far. Chunks flow through
 /// the stages as a pipeline: the prompt takes the stages' busy time plus (pp − 1) times the
-/// longest chunk and a send per boundary to fill it (Narayanan et al. 2021 §2.2).
+/// longest chunk and a send per boundary to fill it (Narayanan et al. 2021 §2.2). Under ep
+/// each chunk's tokens cross the stage's MoE layers by all-to-all (expert_serving.hpp).
 [[nodiscard]] inline PrefillTime prefill_time(const Model& m, const Cluster& c, const Serving& w,
                                               const Plan& p, double weights_bytes,
                                               double flops_per_second) noexcept {
@@ -96,12 +99,16 @@ struct PrefillTime {
       tp = 2.0 * static_cast<double>(stage_layers(m, p)) *
            cheapest_collective(Collective::all_reduce, p.tp, message, *tp_tier).seconds();
     }
-    const double busy = std::max(compute, memory) + tp;
+    const double ep = serving_all_to_all(m, c, p, static_cast<double>(end - begin),
+                                         stage_moe_layers(m, p))
+                          .seconds;
+    const double busy = std::max(compute, memory) + tp + ep;
     ++t.chunks;
     t.flops += f.total();
     t.compute_seconds += compute;
     t.memory_seconds += memory;
     t.tp_seconds += tp;
+    t.ep_seconds += ep;
     t.stage_seconds += busy;
     longest = std::max(longest, busy);
   }
