@@ -97,23 +97,29 @@ inline Cluster ideal_network(const Cluster& c) {
 /// or sequence parallelism, so the variants share one entry.
 struct Candidate {
   double bound = 0;         ///< compute_bound, seconds per token
-  std::uint64_t order = 0;  ///< group, recompute choice, micro-batch: a tie-break, so the
-                            ///< order (and the `timed` count) is fixed
-  std::uint8_t variants = 0;  ///< accounted search: bit 2·zero + sp set for each that fits
+  /// Group, recompute choice, micro-batch and (lowest byte) the variants: a tie-break, so the
+  /// order (and the `timed` count) is fixed; the variants never decide it, since the first
+  /// three fields are unique. One word, so the heap moves 16-byte entries.
+  std::uint64_t order = 0;
   [[nodiscard]] std::uint32_t group() const noexcept {
-    return static_cast<std::uint32_t>(order >> 24);
+    return static_cast<std::uint32_t>(order >> 32);
   }
-  [[nodiscard]] std::size_t choice() const noexcept { return (order >> 16) & 0xff; }
-  [[nodiscard]] std::size_t mb() const noexcept { return order & 0xffff; }
+  [[nodiscard]] std::size_t choice() const noexcept { return (order >> 24) & 0xff; }
+  [[nodiscard]] std::size_t mb() const noexcept { return (order >> 8) & 0xffff; }
+  /// Accounted search: bit 2·zero + sp set for each variant that fits.
+  [[nodiscard]] std::uint8_t variants() const noexcept {
+    return static_cast<std::uint8_t>(order & 0xff);
+  }
   /// The heap's order: the candidate that comes out later is "less".
   friend bool later(const Candidate& a, const Candidate& b) noexcept {
     return a.bound != b.bound ? a.bound > b.bound : a.order > b.order;
   }
 };
 
-inline std::uint64_t candidate_order(std::uint32_t group, std::size_t choice, std::size_t mb) {
-  return (static_cast<std::uint64_t>(group) << 24) | (static_cast<std::uint64_t>(choice) << 16) |
-         static_cast<std::uint64_t>(mb);
+inline std::uint64_t candidate_order(std::uint32_t group, std::size_t choice, std::size_t mb,
+                                     std::uint8_t variants = 0) {
+  return (static_cast<std::uint64_t>(group) << 32) | (static_cast<std::uint64_t>(choice) << 24) |
+         (static_cast<std::uint64_t>(mb) << 8) | variants;
 }
 
 /// One (tp, cp, pp, dp) factorisation that passed the group checks.

@@ -90,14 +90,14 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
         const std::uint8_t variants = s.variants[choice * mb_count + i];
         if (variants == 0) continue;
         s.candidates.push_back({compute_bound(ctx, configured(g, choice, i, s.mb_pool)),
-                                candidate_order(group_index, choice, i), variants});
+                                candidate_order(group_index, choice, i, variants)});
       }
     }
   });
   if (!options.prune) return;
   time_candidates(ctx, options, s, out, result,
                   [&](const Candidate& cand, const Plan& p, MemoryLedger& ledger) {
-                    if ((cand.variants >> (2 * p.zero + (p.sequence_parallel ? 1 : 0)) & 1) == 0) {
+                    if ((cand.variants() >> (2 * p.zero + (p.sequence_parallel ? 1 : 0)) & 1) == 0) {
                       return false;
                     }
                     ledger = memory_ledger(ctx, p);
@@ -125,7 +125,7 @@ void search_training_winner(const Context& ctx, const SearchOptions& options, Co
       if (filter.flash_attention && *filter.flash_attention != rc.flash) continue;
       for (std::size_t i = 0; i < g.micro_batch_count; ++i) {
         s.candidates.push_back({compute_bound(ctx, configured(g, choice, i, s.mb_pool)),
-                                candidate_order(group_index, choice, i), 0});
+                                candidate_order(group_index, choice, i)});
       }
       budget.spend(static_cast<std::int64_t>(g.micro_batch_count));
     }
