@@ -180,10 +180,7 @@ TrafficNote dp_note(const Context& ctx, const Evaluation& e) {
   n.compute_seconds_per_step = t.compute_seconds() * accum;
   n.exposed_seconds_per_step = d.exposed_seconds;
   n.messages_per_step = d.collectives_per_step;
-  const CollectiveCost& named = p.zero == 0   ? d.all_reduce
-                                : p.zero < 3 ? d.reduce_scatter
-                                             : d.all_gather;
-  n.algorithm = std::string(to_string(named.algorithm));
+  n.algorithm = std::string(to_string(d.buffer.algorithm));
   dp_bandwidths(p, d, tier.latency_seconds, n);
   DpFacts f;
   f.zero = p.zero;

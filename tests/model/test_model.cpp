@@ -100,8 +100,8 @@ TEST_CASE("Scenario A gradient traffic and batch", "[answer-key][A]") {
   const DataParallelTraffic t = data_parallel_traffic(m, key_cluster(), ddp, 0.233, 0.467);
   CHECK(t.gradient_bytes == Approx(16e9));
   CHECK_FALSE(t.inside_node);
-  CHECK(t.all_reduce.algorithm == Algorithm::ring);
-  CHECK(printed_as(t.all_reduce.seconds() * 1e3, 632, 1));
+  CHECK(t.buffer.algorithm == Algorithm::ring);
+  CHECK(printed_as(t.buffer.seconds() * 1e3, 632, 1));
   // 2e6 tokens / 4096 = 488.3 sequences → 8 per rank over 64 ranks → 512 sequences.
   Scenario s;
   s.model = m;
@@ -115,7 +115,7 @@ TEST_CASE("Scenario A gradient traffic and batch", "[answer-key][A]") {
   // The measured 700 ms belongs to the pinned plan; comm / compute = 632 / (8 × 700) = 11.3 %.
   const TrainingTime tt = training_time(m, s.cluster, ddp, ctx.flops_per_second);
   CHECK(tt.compute_seconds() == Approx(0.7));
-  CHECK(printed_as(100 * tt.dp.all_reduce.seconds() / (8 * tt.compute_seconds()), 11.3, 0.1));
+  CHECK(printed_as(100 * tt.dp.buffer.seconds() / (8 * tt.compute_seconds()), 11.3, 0.1));
 }
 
 TEST_CASE("Scenario B ledger", "[answer-key][B]") {
@@ -192,7 +192,7 @@ TEST_CASE("Scenario B traffic", "[answer-key][B]") {
   const TrainingTime t0 = training_time(m, c, b0, 400e12);
   CHECK(t0.dp.gradient_bytes == Approx(16.25e9));
   CHECK_FALSE(t0.dp.inside_node);
-  CHECK(printed_as(t0.dp.all_reduce.seconds() * 1e3, 569, 1));
+  CHECK(printed_as(t0.dp.buffer.seconds() * 1e3, 569, 1));
 }
 
 TEST_CASE("Scenario C ledger and ring", "[answer-key][C]") {

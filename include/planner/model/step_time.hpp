@@ -28,9 +28,9 @@ struct DataParallelTraffic {
   std::size_t tier = 0;         ///< which tier the group pays (cluster.hpp)
   bool inside_node = true;      ///< tier 0
   double gradient_bytes = 0;    ///< the bf16 gradient (= gathered parameter) buffer per rank
-  CollectiveCost all_reduce;      ///< ZeRO-0: once per step; zero for ZeRO ≥ 1
-  CollectiveCost reduce_scatter;  ///< ZeRO ≥ 1; zero for ZeRO-0
-  CollectiveCost all_gather;      ///< ZeRO ≥ 1; zero for ZeRO-0
+  /// The stage's buffer-sized collective, the one its traffic is named by: the all-reduce
+  /// (ZeRO-0), the reduce-scatter (ZeRO-1, 2) or the all-gather (ZeRO-3).
+  CollectiveCost buffer;
   double comm_seconds = 0;      ///< all DP collectives of the step
   double exposed_seconds = 0;   ///< what the backward/forward windows cannot hide
   double bytes_per_step = 0;    ///< buffer bytes the rank's collectives carry per step
@@ -127,14 +127,15 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
   // Only the collectives the stage runs: the all-reduce for ZeRO-0, else the pair.
   double ar = 0, rs = 0, ag = 0, ar_bucket = 0, rs_bucket = 0, ag_bucket = 0;
   if (p.zero == 0) {
-    t.all_reduce = cost(Collective::all_reduce, t.gradient_bytes);
-    ar = t.all_reduce.seconds();
+    t.buffer = cost(Collective::all_reduce, t.gradient_bytes);
+    ar = t.buffer.seconds();
     ar_bucket = cost(Collective::all_reduce, bucket_bytes).seconds();
   } else {
-    t.reduce_scatter = cost(Collective::reduce_scatter, t.gradient_bytes);
-    t.all_gather = cost(Collective::all_gather, t.gradient_bytes);
-    rs = t.reduce_scatter.seconds();
-    ag = t.all_gather.seconds();
+    const CollectiveCost reduce_scatter = cost(Collective::reduce_scatter, t.gradient_bytes);
+    const CollectiveCost all_gather = cost(Collective::all_gather, t.gradient_bytes);
+    t.buffer = p.zero < 3 ? reduce_scatter : all_gather;
+    rs = reduce_scatter.seconds();
+    ag = all_gather.seconds();
     rs_bucket = cost(Collective::reduce_scatter, bucket_bytes).seconds();
     ag_bucket = cost(Collective::all_gather, bucket_bytes).seconds();
   }
