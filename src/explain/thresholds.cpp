@@ -32,12 +32,13 @@ class ScanBudget {
   /// The recommendation and the plans tied with it (training: every plan inside the
   /// tolerance band, the recommendation first; empty when none fits), within the budget;
   /// throws OutOfBudget when the search would pass it.
-  std::vector<Plan> equals(const Context& ctx) {
+  std::vector<Plan> equals(const Context& ctx, EnumerationCache* enumeration = nullptr) {
     SearchOptions options;
     options.keep = 1;
     options.accounting = false;
     options.whole_band = true;
     options.work_limit = left_;
+    options.enumeration = enumeration;
     const SearchResult r = search(ctx, options);
     left_ -= r.work;
     if (r.incomplete || left_ <= 0) throw OutOfBudget{};
@@ -60,6 +61,9 @@ struct Input {
   bool integer = false;
   std::string unit;    ///< as quoted: "GB/s", "tokens", "GiB", "ms", ""
   double unit_scale = 1;
+  /// Changes only what the network costs (a tier's bandwidth): the probes of one scan share
+  /// the search's enumeration (EnumerationCache).
+  bool network_only = false;
 };
 
 /// Serving: the load (per-engine batch or total concurrency, and the request rate), the
@@ -123,11 +127,11 @@ std::vector<Input> inputs(const Context& ctx) {
   out.push_back({"/cluster/inter_node/bandwidth",
                  [](const Context& c) { return c.cluster.network_tier().bandwidth_bytes_per_second; },
                  [](Context& c, double v) { c.cluster.network_tier().bandwidth_bytes_per_second = v; },
-                 100, false, "GB/s", 1e9});
+                 100, false, "GB/s", 1e9, true});
   out.push_back({"/cluster/intra_node/bandwidth",
                  [](const Context& c) { return c.cluster.node_tier().bandwidth_bytes_per_second; },
                  [](Context& c, double v) { c.cluster.node_tier().bandwidth_bytes_per_second = v; },
-                 100, false, "GB/s", 1e9});
+                 100, false, "GB/s", 1e9, true});
   if (ctx.workload.kind == WorkloadKind::training) {
     out.push_back({"/model/seq_len",
                    [](const Context& c) { return static_cast<double>(c.model.seq_len); },
@@ -165,10 +169,11 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
                               bool downward, ScanBudget& budget) {
   const double start = in.get(base);
   const double limit = downward ? start / in.range : start * in.range;
+  EnumerationCache enumeration;
   auto at = [&](double v) {
     Context ctx = base;
     in.set(ctx, v);
-    return budget.equals(ctx);
+    return budget.equals(ctx, in.network_only ? &enumeration : nullptr);
   };
   auto valid = [&](double v) {
     if (in.integer && v < 1) return false;

@@ -27,6 +27,18 @@ std::string memory_reason(const MemoryLedger& l) {
                      l.capacity_bytes / gib, largest_name, largest / gib);
 }
 
+/// What an EnumerationCache keeps: copies of the scratch vectors after the enumeration.
+struct EnumerationCache::Impl {
+  bool filled = false;
+  std::vector<search_detail::Group> groups;
+  std::vector<std::int64_t> mb_pool;
+  std::vector<search_detail::Candidate> candidates;
+  std::vector<search_detail::Row> row_pool;
+  std::int64_t work = 0;  ///< the enumeration's work count
+};
+EnumerationCache::EnumerationCache() : impl_(std::make_unique<Impl>()) {}
+EnumerationCache::~EnumerationCache() = default;
+
 namespace {
 
 using namespace search_detail;
@@ -105,15 +117,14 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
                   });
 }
 
-/// The winner-only search (SearchOptions::accounting false): every (group, recompute choice,
+/// The winner-only search's enumeration (SearchOptions::accounting false; the search is
+/// search_training_winner below): every (group, recompute choice,
 /// micro-batch) becomes a candidate with its compute bound and no ledger; pass 2 checks
 /// membership lazily, computing a row's ledgers in enumeration order only as far as a
 /// surviving candidate needs. The same configurations are in the space and the same are
 /// timed against the same bounds, so the ranked list is the accounted search's; the counts
 /// and rejections are not computed.
-void search_training_winner(const Context& ctx, const SearchOptions& options, Collector& out,
-                            SearchResult& result, Scratch& s) {
-  const SearchFilter& filter = options.filter;
+void enumerate_winner(const Context& ctx, const SearchFilter& filter, Scratch& s) {
   enumerate_groups(ctx, filter, s, nullptr, [&](std::uint32_t group_index) {
     Group& g = s.groups[group_index];
     g.rows = s.row_pool.size();
@@ -130,6 +141,37 @@ void search_training_winner(const Context& ctx, const SearchOptions& options, Co
       budget.spend(static_cast<std::int64_t>(g.micro_batch_count));
     }
   });
+}
+
+/// The enumeration from the cache when it is filled (its work spent again, so the work count
+/// and the limit behave as if it had run), else enumerated and, with a cache, kept there
+/// before pass 2 reorders the candidates and fills rows and placements.
+void enumerate_winner_cached(const Context& ctx, const SearchOptions& options, Scratch& s) {
+  EnumerationCache* cache = options.enumeration;
+  if (cache && cache->impl().filled) {
+    const EnumerationCache::Impl& c = cache->impl();
+    s.groups = c.groups;
+    s.mb_pool = c.mb_pool;
+    s.candidates = c.candidates;
+    s.row_pool = c.row_pool;
+    budget.spend(c.work);
+    return;
+  }
+  enumerate_winner(ctx, options.filter, s);
+  if (!cache) return;
+  EnumerationCache::Impl& c = cache->impl();
+  c.groups = s.groups;
+  c.mb_pool = s.mb_pool;
+  c.candidates = s.candidates;
+  c.row_pool = s.row_pool;
+  c.work = budget.used;
+  c.filled = true;
+}
+
+void search_training_winner(const Context& ctx, const SearchOptions& options, Collector& out,
+                            SearchResult& result, Scratch& s) {
+  const SearchFilter& filter = options.filter;
+  enumerate_winner_cached(ctx, options, s);
   time_candidates(ctx, options, s, out, result,
                   [&](const Candidate& cand, const Plan& p, MemoryLedger& ledger) {
                     if (!passes_settings(filter, p)) return false;

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,24 @@ struct SearchFilter {
   void require(Axis a) noexcept { min_degrees[static_cast<std::size_t>(a)] = 2; }
 };
 
+/// The enumeration of a winner-only training search (its groups, micro-batches and candidates
+/// with their compute bounds), kept between searches of contexts that differ only in a tier's
+/// bandwidth: the enumeration, the ledgers and the compute bounds do not depend on it, so the
+/// threshold scans of a bandwidth rerun only the timing (docs/performance.md). Filled by the
+/// first search given it; a later search uses it as if it had enumerated, work count included.
+class EnumerationCache {
+ public:
+  EnumerationCache();
+  ~EnumerationCache();
+  EnumerationCache(const EnumerationCache&) = delete;
+  EnumerationCache& operator=(const EnumerationCache&) = delete;
+  struct Impl;
+  [[nodiscard]] Impl& impl() noexcept { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
 struct SearchOptions {
   std::size_t keep = 10;  ///< how many ranked feasible plans to return
   SearchFilter filter;
@@ -50,6 +69,9 @@ struct SearchOptions {
   /// Training: return every plan inside the tolerance band even past `keep` (thresholds ask
   /// whether a plan is still one of the equals).
   bool whole_band = false;
+  /// Winner-only training search (prune, no accounting): the enumeration to reuse or fill.
+  /// Only for contexts that differ from the one that filled it in tier bandwidths alone.
+  EnumerationCache* enumeration = nullptr;
 };
 
 /// A configuration the search dropped, with the number that drops it.
