@@ -250,17 +250,7 @@ class OrderedRun {
         if (stop_ || next_ >= last_) return;
         i = next_++;
       }
-      Slot result;
-      try {
-        bool dropped = false;
-        result.text = run_point(base_, grid_, i, origin_, csv_, dropped);
-        if (dropped) ++plan_ignored;
-      } catch (...) {
-        // A point that throws (a rejected combination, a bug, memory exhaustion) stops the
-        // sweep when its turn to print comes: the rows before it are printed, then its error.
-        result.error = std::current_exception();
-      }
-      ++done;
+      Slot result = plan(i);
       {
         std::lock_guard lock(mutex_);
         result.ready = true;
@@ -268,6 +258,16 @@ class OrderedRun {
       }
       slot_ready_.notify_one();
     }
+  }
+
+  /// One thread: plans point i on the calling thread and prints its row, with no handoff
+  /// between threads per point (on a busy machine each handoff can wait for a time slice).
+  /// Rows reach the reader as the threaded printer hands them: before each point is planned.
+  std::exception_ptr plan_and_print(std::size_t i, std::ostream& out) {
+    out.flush();
+    Slot slot = plan(i);
+    if (!slot.error) out << slot.text;
+    return slot.error;
   }
 
   /// Prints point i's row when it is ready; returns its error, if it failed.
@@ -305,11 +305,27 @@ class OrderedRun {
   std::atomic<std::size_t> plan_ignored{0};
 
  private:
+
   struct Slot {
     bool ready = false;
     std::string text;
     std::exception_ptr error;
   };
+  /// Point i's row, or its error.
+  Slot plan(std::size_t i) {
+    Slot result;
+    try {
+      bool dropped = false;
+      result.text = run_point(base_, grid_, i, origin_, csv_, dropped);
+      if (dropped) ++plan_ignored;
+    } catch (...) {
+      // A point that throws (a rejected combination, a bug, memory exhaustion) stops the
+      // sweep when its turn to print comes: the rows before it are printed, then its error.
+      result.error = std::current_exception();
+    }
+    ++done;
+    return result;
+  }
   const json& base_;
   const Grid& grid_;
   const std::string& origin_;
@@ -359,7 +375,9 @@ int run_sweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, total)));
   OrderedRun run(base, grid, origin, csv, first, last, window_per_thread * threads);
   std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) pool.emplace_back([&run] { run.work(); });
+  if (threads > 1) {
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back([&run] { run.work(); });
+  }
   const bool show = !args.no_progress && isatty(STDERR_FILENO) && &err == &std::cerr;
   const auto start = std::chrono::steady_clock::now();
   std::atomic<bool> finished{false};
@@ -374,7 +392,9 @@ int run_sweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   }
   std::exception_ptr failure;
   // A failed write (a full disk, a closed pipe) ends the sweep at once; run_cli reports it.
-  for (std::size_t i = first; i < last && !failure && out; ++i) failure = run.print(i, out);
+  for (std::size_t i = first; i < last && !failure && out; ++i) {
+    failure = pool.empty() ? run.plan_and_print(i, out) : run.print(i, out);
+  }
   run.stop();
   for (std::thread& t : pool) t.join();
   finished = true;
