@@ -335,3 +335,47 @@ TEST_CASE("A winner-only search reusing the enumeration of another bandwidth giv
     }
   }
 }
+
+TEST_CASE("Distinct placements keep one order for every assignment of tiers, ep's included",
+          "[pruning]") {
+  // The search times one order per distinct tuple of group tiers (search.hpp); ep is folded
+  // into dp·cp rather than placed, so its tier (model/placement.hpp, ep_inside_domain) must
+  // count too. Every tier tuple that some order of the axes gives must have a representative.
+  for (const std::int64_t per_node : {2, 4, 8}) {
+    Cluster c;
+    c.nodes = 16 / per_node;
+    c.gpus_per_node = per_node;
+    for (const std::int64_t tp : {1, 2}) {
+      for (const std::int64_t cp : {1, 2, 4}) {
+        for (const std::int64_t ep : {2, 4, 8}) {
+          Plan base;
+          base.tp = tp;
+          base.cp = cp;
+          base.pp = 2;
+          base.dp = 16 / (tp * cp * 2);
+          base.ep = ep;
+          if (base.dp < 1 || (base.dp * base.cp) % ep != 0) continue;
+          auto tuple = [&](const Placement& order) {
+            Plan p = base;
+            p.placement = order;
+            std::vector<std::size_t> t;
+            for (const AxisInfo& row : axes) t.push_back(axis_tier(p, c, row.axis));
+            return t;
+          };
+          std::vector<std::vector<std::size_t>> every, kept;
+          Placement order = default_placement;
+          std::sort(order.begin(), order.end());
+          do {
+            every.push_back(tuple(order));
+          } while (std::next_permutation(order.begin(), order.end()));
+          for (const Placement& p : distinct_placements(base, c)) kept.push_back(tuple(p));
+          std::sort(every.begin(), every.end());
+          every.erase(std::unique(every.begin(), every.end()), every.end());
+          std::sort(kept.begin(), kept.end());
+          INFO(per_node << " per node, tp " << tp << ", cp " << cp << ", ep " << ep);
+          CHECK(kept == every);
+        }
+      }
+    }
+  }
+}
