@@ -52,6 +52,39 @@ struct ExpertTraffic {
   return c;
 }
 
+/// MoE layers on the largest stage: all of them with pp = 1, else the stage's share of the
+/// layers, rounded to the nearest (training and serving alike).
+[[nodiscard]] inline std::int64_t stage_moe_layers(const Model& m, const Plan& p) noexcept {
+  if (!is_moe(m)) return 0;
+  if (p.pp == 1) return moe_layer_count(m);
+  const double fraction = static_cast<double>(stage_layers(m, p)) / static_cast<double>(m.layers);
+  return static_cast<std::int64_t>(static_cast<double>(moe_layer_count(m)) * fraction + 0.5);
+}
+
+/// One dispatch (or combine) on the ep group of a plan with ep > 1, for `tokens` tokens per
+/// rank: each sends them to k experts, M = tokens·k·h·bytes times the busiest rank's load
+/// λ (model/experts.hpp), by the pairwise exchange above on the group's tiers.
+struct EpExchange {
+  std::size_t tier = 0;            ///< the innermost tier holding each ep group
+  std::int64_t ranks_in_node = 1;  ///< ep ranks sharing a node (tier 0 domain)
+  double message_bytes = 0;        ///< M
+  CollectiveCost all_to_all;
+  double far_fraction = 0;         ///< of M, what goes to ranks on other nodes
+};
+
+[[nodiscard]] inline EpExchange ep_exchange(const Model& m, const Cluster& c, const Plan& p,
+                                            double tokens) noexcept {
+  EpExchange x;
+  x.tier = axis_tier(p, c, Axis::ep);
+  x.ranks_in_node = x.tier == 0 ? p.ep : ep_ranks_per_domain(p, domain_gpus(c, 0));
+  x.message_bytes = tokens * static_cast<double>(m.moe.top_k) * static_cast<double>(m.hidden) *
+                    bytes_of(m.precision.activations) * expert_load_factor(m);
+  x.all_to_all = hierarchical_all_to_all(p.ep, x.ranks_in_node, x.message_bytes, c.tiers[0],
+                                         c.tiers[x.tier]);
+  x.far_fraction = static_cast<double>(p.ep - x.ranks_in_node) / static_cast<double>(p.ep);
+  return x;
+}
+
 /// The all-to-alls of one micro-batch on one GPU. Each rank routes its s·b/(cp·tp) tokens
 /// (tokens split over tp as with sequence parallelism) to k experts: M = tokens·k·h·bytes,
 /// times the load of the busiest rank (model/experts.hpp), which every rank waits for.
@@ -62,24 +95,19 @@ struct ExpertTraffic {
                                                   const Plan& p) noexcept {
   ExpertTraffic t;
   if (!is_moe(m)) return t;
-  const double stage_fraction =
-      static_cast<double>(stage_layers(m, p)) / static_cast<double>(m.layers);
-  t.layers = static_cast<std::int64_t>(
-      static_cast<double>(moe_layer_count(m)) * (p.pp == 1 ? 1.0 : stage_fraction) + 0.5);
+  t.layers = stage_moe_layers(m, p);
   if (p.ep <= 1) return t;
-  t.tier = axis_tier(p, c, Axis::ep);
-  t.ranks_in_node = t.tier == 0 ? p.ep : ep_ranks_per_domain(p, domain_gpus(c, 0));
   const double tokens = static_cast<double>(m.seq_len) * static_cast<double>(p.micro_batch) /
                         (static_cast<double>(p.cp) * static_cast<double>(p.tp));
-  t.message_bytes = tokens * static_cast<double>(m.moe.top_k) * static_cast<double>(m.hidden) *
-                    bytes_of(m.precision.activations) * expert_load_factor(m);
-  t.all_to_all = hierarchical_all_to_all(p.ep, t.ranks_in_node, t.message_bytes, c.tiers[0],
-                                         c.tiers[t.tier]);
+  const EpExchange x = ep_exchange(m, c, p, tokens);
+  t.tier = x.tier;
+  t.ranks_in_node = x.ranks_in_node;
+  t.message_bytes = x.message_bytes;
+  t.all_to_all = x.all_to_all;
   t.all_to_alls = (p.recompute == Recompute::full ? 6.0 : 4.0) * static_cast<double>(t.layers);
   t.seconds = t.all_to_alls * t.all_to_all.seconds();
   t.exposed_seconds = t.seconds;
-  const double far = static_cast<double>(p.ep - t.ranks_in_node) / static_cast<double>(p.ep);
-  t.inter_node_bytes = t.all_to_alls * far * t.message_bytes;
+  t.inter_node_bytes = t.all_to_alls * x.far_fraction * t.message_bytes;
   return t;
 }
 

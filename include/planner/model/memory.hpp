@@ -153,12 +153,8 @@ struct GpuParams {
 [[nodiscard]] inline MemoryLedger serving_ledger(const Model& m, const Cluster& c,
                                                  const Serving& w, const Plan& p) noexcept {
   MemoryLedger l;
-  if (p.ep > 1) {
-    const GpuParams psi = gpu_params(m, p);
-    l.weights_bytes = (psi.replicated + psi.experts) * w.bytes_per_param;
-  } else {
-    l.weights_bytes = stage_params(m, p) / static_cast<double>(p.tp) * w.bytes_per_param;
-  }
+  const GpuParams psi = gpu_params(m, p);
+  l.weights_bytes = (psi.replicated + psi.experts) * w.bytes_per_param;
   l.kv_cache_bytes = kv_bytes_per_token(m, p, w.kv_sharding) *
                      static_cast<double>(p.micro_batch) *
                      static_cast<double>(reserved_tokens(w));

@@ -68,15 +68,6 @@ namespace planner {
   return weights_bytes - idle * gpu_expert_weight_bytes(m, w, p);
 }
 
-/// MoE layers on the largest stage (all of them with pp = 1), rounded as in training
-/// (model/expert_traffic.hpp).
-[[nodiscard]] inline std::int64_t stage_moe_layers(const Model& m, const Plan& p) noexcept {
-  if (!is_moe(m)) return 0;
-  if (p.pp == 1) return moe_layer_count(m);
-  const double fraction = static_cast<double>(stage_layers(m, p)) / static_cast<double>(m.layers);
-  return static_cast<std::int64_t>(static_cast<double>(moe_layer_count(m)) * fraction + 0.5);
-}
-
 /// The token all-to-alls of one pass (a decode step, or a prefill chunk) on one GPU.
 struct ServingAllToAll {
   std::int64_t layers = 0;         ///< MoE layers the pass crosses
@@ -102,17 +93,14 @@ struct ServingAllToAll {
   ServingAllToAll t;
   if (!is_moe(m) || p.ep <= 1) return t;
   t.layers = layers;
-  t.tier = axis_tier(p, c, Axis::ep);
-  t.ranks_in_node = t.tier == 0 ? p.ep : ep_ranks_per_domain(p, domain_gpus(c, 0));
-  t.message_bytes = tokens / static_cast<double>(p.tp) * static_cast<double>(m.moe.top_k) *
-                    static_cast<double>(m.hidden) * bytes_of(m.precision.activations) *
-                    expert_load_factor(m);
-  t.all_to_all = hierarchical_all_to_all(p.ep, t.ranks_in_node, t.message_bytes, c.tiers[0],
-                                         c.tiers[t.tier]);
+  const EpExchange x = ep_exchange(m, c, p, tokens / static_cast<double>(p.tp));
+  t.tier = x.tier;
+  t.ranks_in_node = x.ranks_in_node;
+  t.message_bytes = x.message_bytes;
+  t.all_to_all = x.all_to_all;
   t.all_to_alls = 2.0 * static_cast<double>(layers);
   t.seconds = t.all_to_alls * t.all_to_all.seconds();
-  const double far = static_cast<double>(p.ep - t.ranks_in_node) / static_cast<double>(p.ep);
-  t.inter_node_bytes = t.all_to_alls * far * t.message_bytes;
+  t.inter_node_bytes = t.all_to_alls * x.far_fraction * t.message_bytes;
   return t;
 }
 
