@@ -210,6 +210,25 @@ std::string violation_message(const Scenario& s, const Plan& p, const Violation&
       return fmt::format("ep ({}) must divide dp·cp = {} (the MoE layers fold ep into the "
                          "data- and context-parallel ranks, as Megatron-LM does); try {}",
                          p.ep, p.dp * p.cp, first_few(divisors(std::gcd(p.dp * p.cp, m.moe.experts))));
+    case ViolationKind::etp_dense:
+      return fmt::format("etp = {} needs a mixture-of-experts model (model.moe.experts); "
+                         "remove etp",
+                         p.etp);
+    case ViolationKind::etp_tp:
+      return fmt::format("etp ({}) must divide tp ({}) (each expert's matrices split over "
+                         "etp of the tp ranks); try {}",
+                         p.etp, p.tp, first_few(divisors(p.tp)));
+    case ViolationKind::ep_etp_world: {
+      const std::int64_t ranks = p.tp * p.dp * p.cp;
+      return fmt::format("ep·etp ({}·{}) must divide tp·dp·cp = {} (a stage's MoE layers "
+                         "regroup its ranks as etp × ep × expert-data-parallel, as "
+                         "Megatron-LM does); try ep in {}",
+                         p.ep, expert_tp(p), ranks,
+                         first_few(divisors(std::gcd(ranks / expert_tp(p), m.moe.experts))));
+    }
+    case ViolationKind::etp_serving:
+      return fmt::format("a serving plan needs etp equal to tp ({}), got {}; remove etp",
+                         p.tp, p.etp);
   }
   return "not a legal plan";
 }

@@ -396,7 +396,7 @@ static Placement read_placement(const json& v, const std::string& origin, const 
 
 Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
   const Object o(v, "/plan", origin,
-                 {"dp", "tp", "pp", "cp", "ep", "zero", "recompute", "flash_attention",
+                 {"dp", "tp", "pp", "cp", "ep", "etp", "zero", "recompute", "flash_attention",
                   "sequence_parallel", "micro_batch", "grad_accum", "virtual_stages", "placement"});
   Plan p;
   p.dp = o.integer("dp", gpu_count, 1);
@@ -407,6 +407,7 @@ Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
   p.pp = o.integer("pp", gpu_count, 1);
   p.cp = o.integer("cp", gpu_count, 1);
   p.ep = o.integer("ep", gpu_count, 1);
+  p.etp = o.integer("etp", gpu_count, 0);
   p.zero = static_cast<int>(o.integer("zero", zero_stage, 0));
   p.recompute = o.maybe_choice("recompute", recompute_choices).value_or(Recompute::none);
   p.flash_attention = o.flag("flash_attention", false);

@@ -27,6 +27,8 @@ std::string describe(const Context& ctx, const Plan& p) {
   axis(Axis::pp);
   axis(Axis::dp);
   axis(Axis::ep);
+  // Expert tensor parallelism other than tp, after ep: "ep 8 (intra), etp 1".
+  if (expert_tp(p) != p.tp && !parts.empty()) parts.back() += fmt::format(", etp {}", expert_tp(p));
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? " x " : "") + parts[i];
   if (out.empty()) out = "1 GPU";

@@ -27,7 +27,7 @@ std::string megatron_arguments(const Context& ctx, const Plan& p) {
   add(fmt::format("--context-parallel-size {}", p.cp));
   if (is_moe(m)) {
     // megatron/core/transformer/moe/README.md (its table of MoE arguments); expert tensor
-    // parallelism is left at tp, as the planner models it (docs/moe.md §3).
+    // parallelism is given only when it differs from tp, Megatron-LM's default (docs/moe.md §3).
     add(fmt::format("--num-experts {}", m.moe.experts));
     add(fmt::format("--moe-router-topk {}", m.moe.top_k));
     add(fmt::format("--moe-ffn-hidden-size {}", m.moe.expert_ffn_hidden));
@@ -36,6 +36,7 @@ std::string megatron_arguments(const Context& ctx, const Plan& p) {
                       m.moe.shared_experts * m.moe.expert_ffn_hidden));
     }
     add(fmt::format("--expert-model-parallel-size {}", p.ep));
+    if (expert_tp(p) != p.tp) add(fmt::format("--expert-tensor-parallel-size {}", expert_tp(p)));
   }
   if (p.tp > 1 && p.sequence_parallel) add("--sequence-parallel");
   if (p.zero == 1) add("--use-distributed-optimizer");

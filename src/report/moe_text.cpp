@@ -33,7 +33,23 @@ std::string expert_axis_text(const Context& ctx, const Evaluation& best) {
       tier_name(ctx.cluster, t.ep.tier),
       gb_per_s(ctx.cluster.tiers[t.ep.tier].bandwidth_bytes_per_second),
       seconds_text(steps * t.ep.seconds), overlap, 100.0 * exposed / t.step_seconds,
-      expert_load_factor(ctx.model));
+      expert_load_factor(ctx.model)) +
+         expert_tensor_text(ctx, p);
+}
+
+std::string expert_tensor_text(const Context& ctx, const Plan& p) {
+  const std::int64_t etp = expert_tp(p);
+  if (etp == p.tp) return {};
+  return fmt::format(
+      "; etp {} (tp is {}): each expert's matrices {}, and the ep group takes in {} of every "
+      "{} tp ranks ({} ranks of a stage's {} hold each layer's experts once){}",
+      etp, p.tp,
+      etp == 1 ? std::string("stay whole on one GPU") : fmt::format("split over {} GPUs", etp),
+      p.tp / etp, p.tp, etp * p.ep, p.tp * p.dp * p.cp,
+      layers_without_mlp_tp(ctx.model, p) > 0
+          ? "; the MoE layers' MLP needs no tp collectives (the tokens stay split as sequence "
+            "parallelism left them)"
+          : "");
 }
 
 std::string expert_traffic_summary(const Context& ctx, const Evaluation& e) {

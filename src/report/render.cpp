@@ -96,6 +96,7 @@ json plan_fields_json(const Plan& p) {
               {"grad_accum", p.grad_accum}};
   if (p.virtual_stages > 1) j["virtual_stages"] = p.virtual_stages;
   if (p.ep > 1) j["ep"] = p.ep;
+  if (expert_tp(p) != p.tp) j["etp"] = expert_tp(p);
   return j;
 }
 
@@ -303,7 +304,7 @@ std::string plan_csv_header(WorkloadKind kind, bool moe) {
   h += kind == WorkloadKind::training ? ",step_seconds,tokens_per_second,mfu"
                                       : ",per_token_seconds,slo_margin_seconds,tokens_per_second";
   // Mixture-of-experts models only (docs/output.md §CSV), so dense output is unchanged.
-  return moe ? h + ",ep,ep_tier" : h;
+  return moe ? h + ",ep,ep_tier,etp" : h;
 }
 
 std::string plan_csv_row(const Context& ctx, const Evaluation& e) {
@@ -323,7 +324,9 @@ std::string plan_csv_row(const Context& ctx, const Evaluation& e) {
     row += fmt::format(",{:.6g},{:.6g},{:.6g}", e.serving.per_token_seconds,
                        e.serving.slo_margin_seconds, e.serving.tokens_per_second);
   }
-  if (is_moe(ctx.model)) row += fmt::format(",{},{}", p.ep, group_tier_name(ctx, p, Axis::ep));
+  if (is_moe(ctx.model)) {
+    row += fmt::format(",{},{},{}", p.ep, group_tier_name(ctx, p, Axis::ep), expert_tp(p));
+  }
   return row;
 }
 

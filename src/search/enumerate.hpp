@@ -236,11 +236,25 @@ inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scr
           continue;
         }
         // The expert-parallel degrees, innermost: 1 alone for a dense model, so its groups
-        // and their order are those of a search without the ep axis.
-        for (const std::int64_t ep : s.expert_degrees) {
-          if ((base.dp * base.cp) % ep != 0) continue;
+        // and their order are those of a search without the ep axis. For an MoE model, each
+        // ep with expert tensor parallelism etp = tp (Megatron-LM's default) first, then the
+        // smaller divisors of tp, where ep·etp divides tp·dp·cp (model/legality.hpp).
+        const bool moe = is_moe(m);
+        for (std::size_t e = 0; e < s.expert_degrees.size() * (moe ? s.world_divisors.size() : 1);
+             ++e) {
+          const std::int64_t ep = s.expert_degrees[e % s.expert_degrees.size()];
+          const std::int64_t etp =
+              moe ? s.world_divisors[s.world_divisors.size() - 1 - e / s.expert_degrees.size()]
+                  : tp;
+          if (etp > tp || tp % etp != 0) continue;
+          if (etp == tp ? (base.dp * base.cp) % ep != 0
+                        : (tp * base.dp * base.cp) % (ep * etp) != 0) {
+            continue;
+          }
           Plan folded = base;
           folded.ep = ep;
+          folded.etp = etp == tp ? 0 : etp;
+          if (filter.etp && *filter.etp != etp) continue;
           if (!passes_axes(filter, folded)) continue;
           Group g;
           g.base = folded;

@@ -38,6 +38,8 @@ json scenario_doc(const json& model, int nodes = 1) {
 
 Scenario load(const json& doc) { return load_scenario(doc, source_dir + "/tests/data/scenario.json"); }
 
+const json mixtral = {{"preset", "mixtral-8x7b"}, {"seq_len", 4096}};
+
 Model preset(const char* name) {
   return load(scenario_doc({{"preset", name}, {"seq_len", 4096}})).model;
 }
@@ -267,4 +269,125 @@ TEST_CASE("Overlapping the all-to-all hides it behind another micro-batch's comp
   p.recompute = Recompute::full;  // Megatron-LM refuses the overlap with full recompute
   const TrainingTime full = training_time(s.model, s.cluster, p, 400e12);
   CHECK(full.ep.exposed_seconds == full.ep.seconds);
+}
+
+// ---- Expert tensor parallelism other than tp (Megatron-LM --expert-tensor-parallel-size):
+// a stage's tp·dp·cp ranks regrouped as etp × ep × edp (docs/moe.md §3).
+
+TEST_CASE("etp 1 keeps each expert whole: Megatron-LM's expert shard and expert-dp group",
+          "[moe][etp]") {
+  // Megatron-LM theoretical_memory_usage.py (commit d98e8a64), Mixtral-8x7B, world 16, tp 2,
+  // pp 1, distributed optimizer, now with etp = 1 and ep = 8 (ep·etp = 8 divides tp·dp = 16):
+  //   routed experts 32 layers × 1,409,286,144 = 45,097,156,608; per rank / (etp·ep = 8)
+  //   = 5,637,144,576 (the same count as tp 2 × ep 4, now whole experts);
+  //   expert dp = world / (etp·ep·pp) = 16 / 8 = 2, so 6 + 12/2 bytes per expert parameter.
+  //   The rest as with etp = tp: (802,160,640 + 1,314,816)·(6 + 12/8).
+  const double megatron = (802160640.0 + 1314816.0) * 7.5 + 5637144576.0 * 12.0;
+  json doc = scenario_doc(mixtral, 2);
+  doc["model"]["precision"] = {{"gradients", "fp32"}};
+  doc["workload"]["bytes_per_param"] = 18;
+  Scenario s = load(doc);
+  Plan p;
+  p.dp = 8;
+  p.tp = 2;
+  p.etp = 1;
+  p.ep = 8;
+  p.zero = 1;
+  CHECK_FALSE(first_violation(s.model, s.cluster, WorkloadKind::training, p,
+                              LegalityScope::plan));
+  CHECK(expert_data_parallel_ranks(p) == 2);
+  CHECK(gpu_params(s.model, p).experts == Approx(5637144576.0));
+  const MemoryLedger l = training_ledger(s.model, s.cluster, s.workload.training, p);
+  CHECK(l.state_bytes() == Approx(megatron).epsilon(0.001));
+  // With pp 2 and dp 4, ep 8 under etp 1 takes every rank of a stage (tp 2 × dp 4), which
+  // etp = tp cannot: ep would have to divide dp·cp = 4.
+  p.pp = 2;
+  p.dp = 4;
+  CHECK_FALSE(first_violation(s.model, s.cluster, WorkloadKind::training, p,
+                              LegalityScope::plan));
+  CHECK(expert_data_parallel_ranks(p) == 1);
+  p.etp = 0;  // etp = tp = 2
+  CHECK(first_violation(s.model, s.cluster, WorkloadKind::training, p, LegalityScope::plan)
+            ->kind == ViolationKind::ep_dp_cp);
+}
+
+TEST_CASE("The ep group takes in the tp ranks etp leaves (Megatron's tp-ep-dp order)",
+          "[moe][etp]") {
+  // DeepSeek-V3's dgxc layout: tp 2, etp 1, ep 64 over 1,024 GPUs in 8-GPU nodes. Ranks run
+  // tp fastest, so an ep group is 64 consecutive ranks (2 tp × 32 dp): 8 nodes, 8 ranks in
+  // each. With etp = tp = 2 and ep 8 the group is ranks r, r+2, …, r+14: 2 nodes, 4 in each.
+  Cluster c;
+  c.nodes = 128;
+  c.gpus_per_node = 8;
+  Plan p;
+  p.tp = 2;
+  p.pp = 16;
+  p.dp = 32;
+  p.etp = 1;
+  p.ep = 64;
+  CHECK(axis_tier(p, c, Axis::ep) == 1);
+  CHECK(ep_ranks_per_domain(p, 8) == 8);
+  p.ep = 4;  // ranks r..r+3: the node
+  CHECK(axis_tier(p, c, Axis::ep) == 0);
+  p.etp = 0;
+  p.ep = 8;
+  CHECK(axis_tier(p, c, Axis::ep) == 1);
+  CHECK(ep_ranks_per_domain(p, 8) == 4);
+}
+
+TEST_CASE("etp 1 drops the MLP's tp collectives in MoE layers without a shared expert",
+          "[moe][etp]") {
+  // Megatron-LM's all-to-all dispatcher gathers and scatters tokens only over the expert
+  // tensor-parallel group: with etp 1 an MoE layer's tp traffic is the attention block's,
+  // 2 of the layer's 4 (Korthikanti et al. 2022 §4.2.2: two in the forward, two in the
+  // backward, half of them the MLP's). Mixtral: 32 layers, every one MoE, no shared expert.
+  const Scenario s = load(scenario_doc(mixtral, 2));
+  Plan p;
+  p.dp = 8;
+  p.tp = 2;
+  p.ep = 8;
+  p.sequence_parallel = true;
+  p.flash_attention = true;
+  const Context ctx = make_context(s);
+  CHECK(evaluate(ctx, p).training.tp_messages == 4 * 32);
+  p.etp = 1;
+  CHECK(evaluate(ctx, p).training.tp_messages == 2 * 32);
+  p.recompute = Recompute::full;  // the forward pair again: 6 per layer, the attention's 3
+  CHECK(evaluate(ctx, p).training.tp_messages == 3 * 32);
+}
+
+TEST_CASE("Bad etp exits 2 with the JSON path", "[moe][etp][cli]") {
+  json doc = scenario_doc(mixtral, 2);
+  doc["plan"] = {{"dp", 4}, {"tp", 4}, {"ep", 2}, {"etp", 3}};
+  CHECK_THROWS_WITH(load(doc), Catch::Contains("/plan/etp") && Catch::Contains("divide tp (4)"));
+  doc["plan"] = {{"dp", 2}, {"tp", 8}, {"ep", 8}, {"etp", 4}};  // 8·4 does not divide 16
+  CHECK_THROWS_WITH(load(doc), Catch::Contains("/plan/ep") && Catch::Contains("tp·dp·cp = 16"));
+  json dense = scenario_doc(mixtral, 1);
+  dense["model"] = {{"preset", "mistral-7b"}, {"seq_len", 4096}};
+  dense["plan"] = {{"dp", 4}, {"tp", 2}, {"etp", 1}};
+  CHECK_THROWS_WITH(load(dense), Catch::Contains("/plan/etp"));
+  doc["plan"] = {{"dp", 4}, {"tp", 4}, {"ep", 2}, {"etp", 3}};
+  const std::string path = source_dir + "/build/moe_bad_etp.json";
+  std::ofstream(path) << doc.dump();
+  const auto r = cli_harness::run({"memory", path});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("/plan/etp"));
+}
+
+TEST_CASE("The search tries etp below tp and exports it for Megatron-LM", "[moe][etp]") {
+  // 16 GPUs, tp pinned to 8: etp = 8 (ep divides dp = 2) against etp 1, 2, 4 (ep·etp divides
+  // 16); the winner must be one of the legal ones, and a pinned etp 1 reaches the export.
+  json doc = scenario_doc(mixtral, 2);
+  doc["plan"] = {{"dp", 2}, {"tp", 8}, {"ep", 8}, {"etp", 1}, {"sequence_parallel", true},
+                 {"flash_attention", true}, {"recompute", "full"}};
+  const std::string path = source_dir + "/build/moe_etp.json";
+  std::ofstream(path) << doc.dump();
+  const auto csv = cli_harness::run({"plan", path, "--format", "csv", "--fix", "tp=8"});
+  REQUIRE(csv.code == 0);
+  CHECK_THAT(csv.out.substr(0, csv.out.find('\n')), Catch::EndsWith(",ep,ep_tier,etp"));
+  CHECK_THAT(csv.out, Catch::Contains(",8,intra_node,1\n") || Catch::Contains(",8,inter_node,1\n"));
+  const auto text = cli_harness::run({"plan", path});
+  CHECK_THAT(text.out, Catch::Contains("x ep 8 (intra), etp 1"));
+  const auto args = cli_harness::run({"export", path, "--to", "megatron"});
+  CHECK_THAT(args.out, Catch::Contains("--expert-tensor-parallel-size 1"));
 }

@@ -194,7 +194,7 @@ TEST_CASE("planner plan on Mixtral serving searches ep and explains it", "[moe][
   CHECK(j.at("best").at("time").contains("expert_read_fraction"));
   const auto csv = cli_harness::run({"plan", mixtral_serving, "--format", "csv"});
   REQUIRE(csv.code == 0);
-  CHECK_THAT(csv.out.substr(0, csv.out.find('\n')), Catch::EndsWith(",ep,ep_tier"));
+  CHECK_THAT(csv.out.substr(0, csv.out.find('\n')), Catch::EndsWith(",ep,ep_tier,etp"));
   // A dense serving scenario keeps ep = 1 and its CSV columns.
   const auto dense = cli_harness::run({"plan", "scenarios/llama31-70b-serving-h100.json",
                                        "--format", "csv"});

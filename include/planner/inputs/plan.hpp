@@ -44,6 +44,10 @@ struct Plan {
   /// Expert-parallel degree: each MoE layer's routed experts split over ep of the dp·cp ranks
   /// (docs/moe.md §3); 1 for a dense model.
   std::int64_t ep = 1;
+  /// Expert tensor-parallel degree: each routed expert's matrices split over etp ranks
+  /// (Megatron-LM --expert-tensor-parallel-size); 0 means tp, Megatron-LM's default. Read it
+  /// through expert_tp().
+  std::int64_t etp = 0;
   int zero = 0;  ///< ZeRO stage 0–3, sharding over the dp·cp ranks that hold the same weights
   Recompute recompute = Recompute::none;
   bool flash_attention = false;
@@ -105,6 +109,11 @@ inline constexpr std::array<AxisInfo, axis_count> axes{{
 
 [[nodiscard]] inline std::int64_t degree(const Plan& p, Axis a) noexcept {
   return p.*info(a).degree;
+}
+
+/// The expert tensor-parallel degree in effect: etp when the plan sets it, else tp.
+[[nodiscard]] inline std::int64_t expert_tp(const Plan& p) noexcept {
+  return p.etp > 0 ? p.etp : p.tp;
 }
 
 [[nodiscard]] inline std::int64_t gpus(const Plan& p) noexcept {

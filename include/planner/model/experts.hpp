@@ -10,10 +10,11 @@
 
 namespace planner {
 
-/// Ranks holding the same experts: dp·cp / ep (Megatron-LM parallel_state.py with etp = tp:
-/// expert_data_parallel_size = world / (etp·ep·pp)). ZeRO shards expert state over them.
+/// Ranks holding the same experts: tp·dp·cp / (etp·ep), dp·cp / ep when etp = tp (Megatron-
+/// LM parallel_state.py: expert_data_parallel_size = world / (etp·ep·pp)). ZeRO shards
+/// expert state over them.
 [[nodiscard]] inline std::int64_t expert_data_parallel_ranks(const Plan& p) noexcept {
-  return p.dp * p.cp / p.ep;
+  return p.tp * p.dp * p.cp / (expert_tp(p) * p.ep);
 }
 
 /// Tokens the busiest expert rank processes ÷ the mean: the routing imbalance, capped by the

@@ -35,6 +35,10 @@ enum class ViolationKind {
   ep_experts,            ///< ep does not divide the routed experts
   ep_dp_cp,              ///< ep does not divide dp·cp, the ranks the MoE layers fold it into
                          ///< (serving: dp, the replicas)
+  etp_dense,             ///< etp set on a model without experts
+  etp_tp,                ///< etp does not divide tp
+  ep_etp_world,          ///< ep·etp does not divide tp·dp·cp, the MoE layers' ranks of a stage
+  etp_serving,           ///< serving: etp other than tp
 };
 
 struct Violation {
@@ -47,16 +51,28 @@ struct Violation {
 /// (the search's factorisations, before it chooses ZeRO, recompute and the batch split).
 enum class LegalityScope { plan, degrees };
 
-/// Expert parallelism (Megatron-LM parallel_state.py, MoE parallel folding with etp = tp:
-/// world % (etp·ep·pp) == 0, i.e. ep divides dp·cp; each ep rank holds experts / ep experts,
-/// so ep divides the experts).
+/// Expert parallelism (Megatron-LM parallel_state.py, MoE parallel folding: a stage's
+/// tp·cp·dp ranks regrouped as etp × ep × edp, so ep·etp divides tp·dp·cp; each ep rank holds
+/// experts / ep experts, so ep divides the experts). The planner takes etp from the divisors
+/// of tp (etp = tp is Megatron-LM's default, etp = 1 the common alternative); with etp = tp
+/// the rule reads "ep divides dp·cp".
 [[nodiscard]] inline std::optional<Violation> expert_violation(const Model& m,
                                                                const Plan& p) noexcept {
   using K = ViolationKind;
-  if (p.ep == 1) return std::nullopt;
+  const std::int64_t etp = expert_tp(p);
+  if (p.etp < 0) return Violation{K::not_positive, "etp", p.etp};
+  if (p.etp > 0 && m.moe.experts == 0 && p.etp != p.tp) {
+    return Violation{K::etp_dense, "etp", p.etp};
+  }
+  if (p.ep == 1 && etp == p.tp) return std::nullopt;
   if (m.moe.experts == 0) return Violation{K::ep_dense, "ep", p.ep};
   if (m.moe.experts % p.ep != 0) return Violation{K::ep_experts, "ep", p.ep};
-  if ((p.dp * p.cp) % p.ep != 0) return Violation{K::ep_dp_cp, "ep", p.ep};
+  if (p.tp % etp != 0) return Violation{K::etp_tp, "etp", p.etp};
+  if (etp == p.tp) {
+    if ((p.dp * p.cp) % p.ep != 0) return Violation{K::ep_dp_cp, "ep", p.ep};
+  } else if ((p.tp * p.dp * p.cp) % (p.ep * etp) != 0) {
+    return Violation{K::ep_etp_world, "ep", p.ep};
+  }
   return std::nullopt;
 }
 
@@ -93,6 +109,7 @@ enum class LegalityScope { plan, degrees };
       if (p.cp != 1) return Violation{K::serving_cp, "cp", p.cp};
       if (p.zero != 0) return Violation{K::serving_zero, "zero", p.zero};
       if (p.grad_accum != 1) return Violation{K::serving_grad_accum, "grad_accum", p.grad_accum};
+      if (expert_tp(p) != p.tp) return Violation{K::etp_serving, "etp", p.etp};
     }
   }
   if (std::optional<Violation> v = expert_violation(m, p)) return v;

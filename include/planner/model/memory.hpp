@@ -78,8 +78,8 @@ inline constexpr std::array<LedgerLine, 9> ledger_lines{{
 }
 
 /// Parameters of one GPU of the largest stage: the rest split by tp, the routed experts by
-/// tp·ep (expert tensor parallelism = tp, Megatron-LM's default; theoretical_memory_usage.py
-/// expert_sharded_params_on_most_loaded_shard / (etp·ep)).
+/// etp·ep (expert tensor parallelism, tp by default as in Megatron-LM;
+/// theoretical_memory_usage.py expert_sharded_params_on_most_loaded_shard / (etp·ep)).
 struct GpuParams {
   double replicated = 0;  ///< held by every rank of the dp·cp group
   double experts = 0;     ///< routed experts, held by every rank of the expert-dp group
@@ -88,7 +88,8 @@ struct GpuParams {
 [[nodiscard]] inline GpuParams gpu_params(const Model& m, const Plan& p) noexcept {
   const double tp = static_cast<double>(p.tp);
   const double experts = stage_expert_params(m, p);
-  return {(stage_params(m, p) - experts) / tp, experts / (tp * static_cast<double>(p.ep))};
+  const double etp = static_cast<double>(expert_tp(p));
+  return {(stage_params(m, p) - experts) / tp, experts / (etp * static_cast<double>(p.ep))};
 }
 
 /// Ranks that hold identical weights and so can shard model state between them: the data-
@@ -130,9 +131,10 @@ struct GpuParams {
     // MoE: a layer's routed experts are gathered as the rank's ep share (docs/moe.md §4).
     const double experts = routed_expert_params(m) / static_cast<double>(m.layers);
     const double tp = static_cast<double>(p.tp);
+    const double etp = static_cast<double>(expert_tp(p));
     l.zero3_gather_bytes = 2.0 *
                            ((layer_params(m) - experts) / tp +
-                            experts / (tp * static_cast<double>(p.ep))) *
+                            experts / (etp * static_cast<double>(p.ep))) *
                            weight_b;
   }
   l.reserve_bytes = c.gpu.reserve_bytes;

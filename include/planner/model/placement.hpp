@@ -40,18 +40,47 @@ struct FoldedAxes {
   return {};
 }
 
-/// An ep group: ep consecutive indices of the dp·cp ranks, inner axis fastest (Megatron-LM
-/// parallel_state.py builds expert groups with the order "tp-ep-dp-pp", ep taking the place of
-/// the dense cp and dp). It lies inside one domain when its span, the inner axis's stride
-/// times ep (ep divides the inner degree) or the outer axis's stride times ep / inner degree
-/// (the inner degree divides ep), divides the domain; otherwise when the whole dp·cp group does.
-[[nodiscard]] inline bool ep_inside_domain(const Plan& p, std::int64_t domain) noexcept {
+/// One dimension of an ep group: `take` ranks, `stride` apart.
+struct EpDim {
+  std::int64_t stride = 1;
+  std::int64_t take = 1;
+};
+
+/// An ep group: ep consecutive indices of a stage's tp·cp·dp ranks in Megatron-LM's expert
+/// order "tp-ep-dp-pp" (parallel_state.py), etp fastest: so first the tp ranks etp leaves
+/// (tp/etp of them, tp's stride × etp apart; none when etp = tp), then the dp·cp ranks, inner
+/// axis fastest, ep taking the place of the dense cp and dp. Each dimension takes what of ep
+/// remains when one of the two divides the other; when neither does the group is no regular
+/// sub-grid, and every dimension counts whole (its span is then overstated, never missed).
+[[nodiscard]] inline std::array<EpDim, 3> ep_group_dims(const Plan& p) noexcept {
   const FoldedAxes f = folded_axes(p);
-  const std::int64_t inner = degree(p, f.inner);
-  if (inner % p.ep == 0) return domain % (stride(p, f.inner) * p.ep) == 0;
-  if (p.ep % inner == 0) return domain % (stride(p, f.outer) * (p.ep / inner)) == 0;
-  return domain % (stride(p, f.inner) * inner) == 0 &&
-         domain % (stride(p, f.outer) * degree(p, f.outer)) == 0;
+  const std::int64_t etp = expert_tp(p);
+  std::array<EpDim, 3> dims{{{stride(p, Axis::tp) * etp, p.tp / etp},
+                             {stride(p, f.inner), degree(p, f.inner)},
+                             {stride(p, f.outer), degree(p, f.outer)}}};
+  std::int64_t rest = p.ep;
+  for (EpDim& d : dims) {
+    if (rest % d.take == 0) {
+      rest /= d.take;
+    } else if (d.take % rest == 0) {
+      d.take = rest;
+      rest = 1;
+    } else {
+      return dims;  // not a regular sub-grid: every dimension whole
+    }
+  }
+  return dims;
+}
+
+/// An ep group lies inside one domain when each of its dimensions' spans (stride × ranks
+/// taken) divides the domain: with etp = tp, the inner axis's stride × ep when ep divides the
+/// inner degree, or the outer axis's stride × ep / inner degree when the inner degree divides
+/// ep.
+[[nodiscard]] inline bool ep_inside_domain(const Plan& p, std::int64_t domain) noexcept {
+  for (const EpDim& d : ep_group_dims(p)) {
+    if (d.take > 1 && domain % (d.stride * d.take) != 0) return false;
+  }
+  return true;
 }
 
 /// True when every group of `axis` lies inside one domain of `domain` GPUs.
@@ -61,18 +90,16 @@ struct FoldedAxes {
   return d <= 1 || domain % (stride(p, axis) * d) == 0;
 }
 
-/// Ranks of one ep group inside one domain of `domain` GPUs (all ep when it fits).
+/// Ranks of one ep group inside one domain of `domain` GPUs (all ep when it fits): of each
+/// dimension, the ranks whose stride steps stay inside the domain.
 [[nodiscard]] inline std::int64_t ep_ranks_per_domain(const Plan& p,
                                                       std::int64_t domain) noexcept {
   if (ep_inside_domain(p, domain)) return p.ep;
-  const FoldedAxes f = folded_axes(p);
-  const std::int64_t inner = std::min(degree(p, f.inner), p.ep);
-  const std::int64_t s_inner = stride(p, f.inner);
-  const std::int64_t held_inner = s_inner >= domain ? 1 : std::min(inner, domain / s_inner);
-  if (held_inner < inner) return held_inner;
-  const std::int64_t s_outer = stride(p, f.outer);
-  const std::int64_t outer = p.ep / inner;
-  return held_inner * (s_outer >= domain ? 1 : std::min(outer, domain / s_outer));
+  std::int64_t held = 1;
+  for (const EpDim& d : ep_group_dims(p)) {
+    if (d.take > 1 && d.stride < domain) held *= std::min(d.take, domain / d.stride);
+  }
+  return std::min(held, p.ep);
 }
 
 /// The innermost tier whose domain holds every group spanned by `axes` together.

@@ -181,8 +181,8 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
   return t;
 }
 
-/// MoE: the routed experts' gradients (the rank's tp·ep share) over the dp·cp/ep ranks that
-/// hold the same experts (Megatron-LM's expert-data-parallel group), with the same ZeRO
+/// MoE: the routed experts' gradients (the rank's etp·ep share) over the tp·dp·cp/(etp·ep)
+/// ranks that hold the same experts (Megatron-LM's expert-data-parallel group), with the same ZeRO
 /// schedule; its tier is taken as the dp·cp group's (the group is a subset of it).
 [[nodiscard]] inline DataParallelTraffic expert_data_parallel_traffic(
     const Model& m, const Cluster& c, const Plan& p, double forward_seconds,
@@ -216,9 +216,19 @@ inline void add_scores_io(const Model& m, const Cluster& c, const Plan& p, const
   t.scores_io_seconds = passes * scores * g.layers / c.gpu.memory_bandwidth_bytes_per_second;
 }
 
+/// MoE layers whose MLP runs without tp collectives: with etp = 1 the routed experts take
+/// the tokens as sequence parallelism left them, split over the tp ranks, and send them to
+/// the ep group directly (Megatron-LM MoEAlltoAllTokenDispatcher gathers and scatters only
+/// over the expert tensor-parallel group); a shared expert is a tp-split MLP (Megatron-LM
+/// SharedExpertMLP) and keeps them. A 1 < etp < tp group is charged as tp's (an upper bound).
+[[nodiscard]] inline double layers_without_mlp_tp(const Model& m, const Plan& p) noexcept {
+  if (!is_moe(m) || expert_tp(p) != 1 || m.moe.shared_experts > 0) return 0;
+  return static_cast<double>(stage_moe_layers(m, p));
+}
+
 /// Tensor parallel: 2 all-reduces of s·b·h in the forward and 2 in the backward of every
 /// layer (Narayanan et al. 2021 §3.2; with SP an equal-volume reduce-scatter + all-gather,
-/// Korthikanti §4.2.2); full recompute repeats the forward pair.
+/// Korthikanti §4.2.2); full recompute repeats the forward pair. Half of them are the MLP's.
 inline void add_tensor_parallel(const Model& m, const Cluster& c, const Plan& p,
                                 const StageShape& g, TrainingTime& t) noexcept {
   if (p.tp <= 1) return;
@@ -228,7 +238,8 @@ inline void add_tensor_parallel(const Model& m, const Cluster& c, const Plan& p,
   t.tp_collective =
       cheapest_collective(Collective::all_reduce, p.tp, t.tp_message_bytes, c.tiers[k]);
   const double per_layer = p.recompute == Recompute::full ? 6.0 : 4.0;
-  t.tp_messages = static_cast<std::int64_t>(per_layer * g.layers);
+  t.tp_messages = static_cast<std::int64_t>(per_layer * g.layers -
+                                            per_layer / 2.0 * layers_without_mlp_tp(m, p));
   t.tp_seconds = static_cast<double>(t.tp_messages) * t.tp_collective.seconds();
   if (k == c.network_index()) {
     const double n = static_cast<double>(p.tp);

@@ -12,6 +12,10 @@ namespace planner {
 /// and the failure mode it accepts (routing imbalance, hot experts).
 [[nodiscard]] std::string expert_axis_text(const Context& ctx, const Evaluation& best);
 
+/// Expert tensor parallelism other than tp, as a clause for expert_axis_text; empty when
+/// etp = tp.
+[[nodiscard]] std::string expert_tensor_text(const Context& ctx, const Plan& p);
+
 /// The ep traffic note: the all-to-alls of a step, their tier and share, and the expert
 /// gradients' reduction over the expert-data-parallel group.
 [[nodiscard]] std::string expert_traffic_summary(const Context& ctx, const Evaluation& e);

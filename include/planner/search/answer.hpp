@@ -18,6 +18,7 @@ namespace planner {
     return out;
   };
   return a.dp == b.dp && a.tp == b.tp && a.pp == b.pp && a.cp == b.cp && a.ep == b.ep &&
+         expert_tp(a) == expert_tp(b) &&
          a.zero == b.zero &&
          a.recompute == b.recompute && a.flash_attention == b.flash_attention &&
          a.sequence_parallel == b.sequence_parallel && tiers(a) == tiers(b);

@@ -52,13 +52,14 @@ struct RankKey {
   int recompute = 0;
   // canonical tail: a total order over distinct plans
   std::int64_t dp = 0, tp = 0, pp = 0, cp = 0, ep = 0, micro_batch = 0;
+  std::int64_t etp_split = 0;  ///< tp − etp: 0 for Megatron-LM's default etp = tp
   int flash = 0, sp = 0;
   int placement = 0;
 
   [[nodiscard]] auto tie() const noexcept {
     return std::tie(misses_slo, band, time, throughput, model_axes, pipeline, crossing_axes,
                     inter_node_bytes, memory_bytes, exact_time, zero, recompute, dp, tp, pp, cp,
-                    ep, micro_batch, flash, sp, placement);
+                    ep, etp_split, micro_batch, flash, sp, placement);
   }
   friend bool operator<(const RankKey& a, const RankKey& b) noexcept { return a.tie() < b.tie(); }
 };
@@ -107,6 +108,7 @@ struct RankKey {
   k.pp = p.pp;
   k.cp = p.cp;
   k.ep = p.ep;
+  k.etp_split = p.tp - expert_tp(p);
   k.micro_batch = p.micro_batch;
   k.flash = p.flash_attention ? 0 : 1;
   k.sp = p.sequence_parallel ? 0 : 1;

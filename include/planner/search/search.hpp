@@ -26,6 +26,8 @@ struct SearchFilter {
   std::optional<Recompute> recompute;
   std::optional<bool> flash_attention;
   std::optional<bool> tp_inside_node;
+  /// Pinned expert tensor-parallel degree (MoE training); tp itself when it equals tp.
+  std::optional<std::int64_t> etp;
   /// The user's bounds and framework (search() sets it from the context's constraints).
   const Constraints* constraints = nullptr;
 
