@@ -429,6 +429,14 @@ Scenario load_scenario_for_search(const nlohmann::json& doc, const std::string& 
     nlohmann::json without = doc;
     without.erase("plan");
     Scenario s = load_scenario(without, origin);
+    // An ep or etp the model itself rules out (ep not dividing the experts, ep on a dense
+    // model, etp not dividing tp) is a mistake about the model, not a plan a changed cluster
+    // broke: an error for every command (issue 10: bad MoE input exits 2).
+    if (e.pointer() == "/plan/ep" || e.pointer() == "/plan/etp") {
+      const std::optional<Violation> v =
+          expert_model_violation(s.model, read_plan(doc.at("plan"), s.workload, origin));
+      if (v) throw;
+    }
     // Only the world size changed (a sweep over nodes, say): keep the pinned tp, pp, cp,
     // recompute and micro-batch, which a measured step time belongs to, and refill dp.
     if (e.pointer() == "/plan") {

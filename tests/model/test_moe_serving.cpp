@@ -216,9 +216,16 @@ TEST_CASE("A pinned serving plan whose ep does not divide the experts exits 2",
   const auto r = cli_harness::run({"memory", bad});
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("/plan/ep") && Catch::Contains("divide the 8"));
-  // `plan` searches anyway and says the pinned plan is ignored (docs/errors.md), as for
-  // training.
+  // `plan` too: an ep the model rules out is a mistake about the model, not a plan a changed
+  // cluster broke (docs/errors.md §Plans), so it is not ignored as other pinned plans are.
   const auto searched = cli_harness::run({"plan", bad});
-  CHECK(searched.code == 0);
-  CHECK_THAT(searched.err, Catch::Contains("/plan/ep") && Catch::Contains("ignored"));
+  CHECK(searched.code == 2);
+  CHECK_THAT(searched.err, Catch::Contains("/plan/ep") && Catch::Contains("divide the 8"));
+  // An ep that only the world size breaks (4 does not divide dp·cp = 2 here) stays a warning
+  // for `plan`, which searches without it.
+  doc["plan"] = {{"tp", 4}, {"dp", 2}, {"ep", 4}};
+  std::ofstream(bad) << doc.dump();
+  const auto world = cli_harness::run({"plan", bad});
+  CHECK(world.code == 0);
+  CHECK_THAT(world.err, Catch::Contains("/plan/ep") && Catch::Contains("ignored"));
 }

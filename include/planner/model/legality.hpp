@@ -76,6 +76,19 @@ enum class LegalityScope { plan, degrees };
   return std::nullopt;
 }
 
+/// The expert rules that depend on the model alone, not on the world size: ep on a dense
+/// model, ep not dividing the experts, etp set on a dense model or not dividing tp.
+[[nodiscard]] inline std::optional<Violation> expert_model_violation(const Model& m,
+                                                                     const Plan& p) noexcept {
+  using K = ViolationKind;
+  const std::optional<Violation> v = expert_violation(m, p);
+  if (v && (v->kind == K::ep_dense || v->kind == K::ep_experts || v->kind == K::etp_dense ||
+            v->kind == K::etp_tp)) {
+    return v;
+  }
+  return std::nullopt;
+}
+
 [[nodiscard]] inline std::optional<Violation> first_violation(const Model& m, const Cluster& c,
                                                               WorkloadKind kind, const Plan& p,
                                                               LegalityScope scope) noexcept {
