@@ -10,7 +10,12 @@
 namespace planner {
 
 Context make_context(const Scenario& s) {
-  Context ctx{with_counts(s.model), s.cluster, s.workload, flops_for(s.cluster.gpu, s.model.precision.compute),
+  // Serving engines load the multi-token-prediction modules only for speculative decoding
+  // (vLLM's "deepseek_mtp" speculative method), which the planner does not model: serving
+  // plans the main model (docs/moe.md §8).
+  Model model = s.model;
+  if (s.workload.kind == WorkloadKind::serving) model.mtp_layers = 0;
+  Context ctx{with_counts(model), s.cluster, s.workload, flops_for(s.cluster.gpu, s.model.precision.compute),
               false, s.stragglers, s.constraints};
   if (s.workload.kind != WorkloadKind::training ||
       !(s.workload.training.step_time_per_micro_batch_seconds > 0)) {

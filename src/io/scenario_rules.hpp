@@ -20,6 +20,7 @@ namespace planner::json_input {
 
 inline constexpr IntRule gpu_count{1, pow2(24)};  // nodes, gpus_per_node, plan degrees
 inline constexpr IntRule layer_count{1, pow2(20)};
+inline constexpr IntRule mtp_count{0, 64};  // multi-token-prediction modules (DeepSeek-V3: 1)
 inline constexpr IntRule width{1, pow2(24)};      // hidden, heads, kv_heads
 inline constexpr IntRule ffn_width{1, pow2(26)};  // 4·hidden fits
 inline constexpr IntRule vocab_size{1, pow2(30)};

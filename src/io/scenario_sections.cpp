@@ -71,7 +71,7 @@ Model read_model(const json& v, const std::string& origin) {
   const Object o(v, "/model", origin,
                  {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "vocab",
                   "tied_embeddings", "seq_len", "params", "precision", "head_dim", "moe",
-                  "mla"});
+                  "mla", "mtp_layers"});
   Model m;
   m.layers = o.integer("layers", layer_count);
   m.hidden = o.integer("hidden", width);
@@ -87,6 +87,7 @@ Model read_model(const json& v, const std::string& origin) {
     m.precision = read_precision(*precision, origin);
   }
   m.head_dim = o.integer("head_dim", width, 0);
+  m.mtp_layers = o.integer("mtp_layers", mtp_count, 0);
   if (const json* moe = o.find("moe")) m.moe = read_moe(*moe, m, origin);
   if (const json* mla = o.find("mla")) m.mla = read_mla(*mla, origin);
   check_model(m, origin);

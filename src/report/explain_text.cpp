@@ -173,9 +173,9 @@ std::string failure_mode_text(const Context& ctx, const Evaluation& e,
       case FailureMode::pipeline_bubble:
         return fmt::format(
             "pipeline bubble and stage imbalance: {:.1f} % bubble, and the largest stage holds {} "
-            "of {} layers",
+            "of {}",
             100.0 * bubble_slots(p) / static_cast<double>(p.grad_accum),
-            stage_layers(ctx.model, p), ctx.model.layers);
+            stage_layers(ctx.model, p), layers_text(ctx.model));
       case FailureMode::expert_imbalance: return expert_failure_text(ctx, e);
       case FailureMode::critical_batch:
         break;

@@ -91,10 +91,10 @@ std::string pp_summary(const Context& ctx, const Evaluation& e, const TrafficNot
   const TrainingTime& t = e.training;
   return fmt::format(
       "pp {}: {} per micro-batch each way on {}, {} per micro-batch; bubble (p-1)/m = {}/{} = "
-      "{:.1f} % of the step ({}); the largest stage holds {} of {} layers",
+      "{:.1f} % of the step ({}); the largest stage holds {} of {}",
       p.pp, bytes_text(t.pp_message_bytes), n.tier, seconds_text(t.pp_seconds), p.pp - 1,
       p.grad_accum, 100.0 * bubble_slots(p) / static_cast<double>(p.grad_accum),
-      seconds_text(t.bubble_seconds), stage_layers(ctx.model, p), ctx.model.layers);
+      seconds_text(t.bubble_seconds), stage_layers(ctx.model, p), layers_text(ctx.model));
 }
 
 std::string dp_summary(const Evaluation& e, const TrafficNote& n, const DpFacts& f) {

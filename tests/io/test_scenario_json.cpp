@@ -568,5 +568,5 @@ TEST_CASE("loader: - reads standard input", "[loader][file]") {
   CHECK(message ==
         "<stdin>: /model: expected an object with keys layers, hidden, heads, kv_heads, "
         "ffn_hidden, gated_mlp, vocab, tied_embeddings, seq_len, params, precision, head_dim, "
-        "moe, mla, got 1");
+        "moe, mla, mtp_layers, got 1");
 }

@@ -12,6 +12,7 @@
 #include "planner/io/context.hpp"
 #include "planner/io/scenario_json.hpp"
 #include "planner/report/moe_text.hpp"
+#include "planner/model/compute.hpp"
 #include "planner/model/evaluate.hpp"
 #include "planner/model/legality.hpp"
 
@@ -82,6 +83,48 @@ TEST_CASE("DeepSeek-V3: 671B total and 37B active parameters by formula (MLA)", 
   // module is excluded there and here; biases and the routing bias are not counted).
   CHECK(total / 1e9 == Approx(671.0).epsilon(0.02));
   CHECK(active / 1e9 == Approx(37.0).epsilon(0.02));
+}
+
+TEST_CASE("DeepSeek-V3 with its multi-token-prediction module: 685B as published", "[moe][mtp]") {
+  // The MTP module (DeepSeek-AI 2024, arXiv 2412.19437, §2.2, D = 1): one more transformer
+  // block, numbered 61 and so an MoE block, a projection M ∈ R^{d×2d} and three norms
+  // (Megatron-LM multi_token_prediction.py: enorm, hnorm, final_layernorm; 2h each as the
+  // planner counts norms); embedding and output head shared with the main model.
+  json doc = scenario_doc({{"preset", "deepseek-v3"}, {"seq_len", 4096}, {"mtp_layers", 1}});
+  const Model m = load(doc).model;
+  const Model main = preset("deepseek-v3");
+  const double attention = 187107328.0;  // MLA, worked in the test above
+  const double expert = 3.0 * 7168 * 2048;
+  const double block = attention + 257 * expert + 7168.0 * 256 + 4 * 7168.0;  // 11,507,300,352
+  const double module = block + 2.0 * 7168 * 7168 + 6 * 7168.0;             // 11,610,103,808
+  CHECK(moe_layer_count(m) == 59);
+  CHECK(total_params(m) - total_params(main) == Approx(module).epsilon(1e-12));
+  // Hugging Face deepseek-ai/DeepSeek-V3 README: "685B, which includes 671B of the Main Model
+  // weights and 14B of the Multi-Token Prediction (MTP) Module weights"; the checkpoint's MTP
+  // layer stores its own copies of the embedding and the head (README_WEIGHTS.md:
+  // embed_tokens, shared_head.head), 2·V·h more than training holds.
+  const double checkpoint = total_params(m) + 2.0 * 129280 * 7168;
+  CHECK(checkpoint / 1e9 == Approx(685.0).epsilon(0.002));
+  // FLOPs at pp 1: the module's active parameters (9 of its 257 experts) and one more pass
+  // through the V·h head, 6 FLOPs per parameter per token.
+  const double active_module = attention + 9 * expert + 7168.0 * 256 + 4 * 7168.0 +
+                               2.0 * 7168 * 7168 + 6 * 7168.0 + 129280.0 * 7168;
+  Plan p;
+  p.dp = 8;
+  p.ep = 8;
+  const double tokens = 4096;
+  CHECK(micro_batch_flops(with_counts(m), p).dense -
+            micro_batch_flops(with_counts(main), p).dense ==
+        Approx(6.0 * active_module * tokens).epsilon(1e-9));
+  // A pipeline splits 62 blocks: ⌈62/16⌉ = 4 on the largest stage, as for 61 layers.
+  p.pp = 16;
+  CHECK(stage_layers(m, p) == 4);
+  // Serving plans the main model (engines load the module only for speculative decoding).
+  doc["workload"] = {{"kind", "serving"}, {"batch", 8}, {"context_tokens", 4096}, {"slo_per_token", "50 ms"}};
+  CHECK(total_params(make_context(load(doc)).model) == Approx(total_params(main)));
+  // Bad input: a negative count is refused with its pointer.
+  doc["model"]["mtp_layers"] = -1;
+  CHECK_THROWS_WITH(load(doc), Catch::Contains("/model/mtp_layers"));
 }
 
 TEST_CASE("The other MoE presets match their published totals", "[moe]") {

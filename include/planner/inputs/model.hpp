@@ -37,12 +37,31 @@ struct Model {
   std::int64_t head_dim = 0;  ///< attention head width; 0 = hidden / heads
   Moe moe;  ///< routed experts (docs/moe.md §1); experts = 0 for a dense model
   Mla mla;  ///< multi-head latent attention (docs/moe.md §2); kv_lora_rank = 0 when absent
+  /// Multi-token-prediction modules (DeepSeek-AI 2024, arXiv 2412.19437, §2.2; Megatron-LM
+  /// --mtp-num-layers): each one more transformer block, trained, after the main layers.
+  std::int64_t mtp_layers = 0;
   /// Derived, not read from the scenario: stale if a shape field changes after with_counts.
   ParamCounts counts;
 };
 
 [[nodiscard]] inline bool is_moe(const Model& m) noexcept { return m.moe.experts > 0; }
 [[nodiscard]] inline bool is_mla(const Model& m) noexcept { return m.mla.kv_lora_rank > 0; }
+
+/// Transformer blocks a training step runs: the main layers and one per multi-token-
+/// prediction module (docs/moe.md §8). Equal to `layers` without MTP.
+[[nodiscard]] inline std::int64_t blocks(const Model& m) noexcept {
+  return m.layers + m.mtp_layers;
+}
+
+/// Parameters of the MTP modules beyond their blocks: each has a projection of the
+/// concatenated [h; embedding] to h, 2h² (M_k ∈ R^{d×2d}, arXiv 2412.19437 Eq. 21), and three
+/// norms (the two inputs' and its output's, Megatron-LM multi_token_prediction.py enorm,
+/// hnorm, final_layernorm; 2h each as this file counts norms). The embedding and output head
+/// are the main model's, shared (§2.2).
+[[nodiscard]] inline double mtp_extra_params(const Model& m) noexcept {
+  const double h = static_cast<double>(m.hidden);
+  return static_cast<double>(m.mtp_layers) * (2.0 * h * h + 6.0 * h);
+}
 
 /// Width of one attention head: the given head_dim, else h / a.
 [[nodiscard]] inline double head_dim(const Model& m) noexcept {
@@ -97,11 +116,12 @@ struct Model {
 
 /// Layers whose MLP is a mixture of experts: layer i (from 0) when i ≥ first_dense_layers
 /// and i % layer_freq == 0 (Hugging Face DeepSeek-V3 modeling: `layer_idx >=
-/// first_k_dense_replace and layer_idx % moe_layer_freq == 0`).
+/// first_k_dense_replace and layer_idx % moe_layer_freq == 0`); MTP blocks continue the
+/// numbering (DeepSeek-V3's MTP block is layer 61, an MoE layer).
 [[nodiscard]] inline std::int64_t moe_layer_count(const Model& m) noexcept {
   if (!is_moe(m)) return 0;
   std::int64_t n = 0;
-  for (std::int64_t i = m.moe.first_dense_layers; i < m.layers; ++i) {
+  for (std::int64_t i = m.moe.first_dense_layers; i < blocks(m); ++i) {
     if (i % m.moe.layer_freq == 0) ++n;
   }
   return n;
@@ -138,13 +158,13 @@ struct Model {
   if (m.params > 0) return m.params;
   if (is_moe(m)) {
     const double moe_layers = static_cast<double>(moe_layer_count(m));
-    const double dense_layers = static_cast<double>(m.layers) - moe_layers;
+    const double dense_layers = static_cast<double>(blocks(m)) - moe_layers;
     return dense_layers * derived_layer_params(m) +
            moe_layers * moe_layer_params(m, static_cast<double>(m.moe.experts)) +
-           embedding_params(m) + 2.0 * static_cast<double>(m.hidden);
+           embedding_params(m) + 2.0 * static_cast<double>(m.hidden) + mtp_extra_params(m);
   }
-  return static_cast<double>(m.layers) * derived_layer_params(m) + embedding_params(m) +
-         2.0 * static_cast<double>(m.hidden);
+  return static_cast<double>(blocks(m)) * derived_layer_params(m) + embedding_params(m) +
+         2.0 * static_cast<double>(m.hidden) + mtp_extra_params(m);
 }
 
 /// Parameters one token uses: the total less the routed experts it is not sent to,
@@ -162,7 +182,7 @@ struct Model {
   if (m.counts.ready) return m.counts.layer;
   if (m.params <= 0 && !is_moe(m)) return derived_layer_params(m);
   const double rest = total_params(m) - embedding_params(m);
-  return rest / static_cast<double>(m.layers);
+  return rest / static_cast<double>(blocks(m));
 }
 
 /// Parameters of one layer a token passes through: layer_params less, on average, the routed
@@ -170,7 +190,7 @@ struct Model {
 [[nodiscard]] inline double active_layer_params(const Model& m) noexcept {
   if (m.counts.ready) return m.counts.active_layer;
   if (!is_moe(m)) return layer_params(m);
-  return layer_params(m) - (total_params(m) - active_params(m)) / static_cast<double>(m.layers);
+  return layer_params(m) - (total_params(m) - active_params(m)) / static_cast<double>(blocks(m));
 }
 
 /// Width of the attention core's s² products: QKᵀ and scores·V each cost 2·s²·(this) FLOPs

@@ -5,12 +5,20 @@
 #include <fmt/format.h>
 
 #include "planner/base/units.hpp"
+#include "planner/inputs/model.hpp"
 
 /// Quantities as the text output and the explanation print them: memory in IEC units, rates in
 /// SI units (docs/scenario-format.md, "Quantities"), times in the largest unit that keeps a
 /// leading digit.
 
 namespace planner {
+
+/// The blocks a pipeline splits: "61 layers", or "62 blocks (61 layers and 1 MTP module)".
+[[nodiscard]] inline std::string layers_text(const Model& m) {
+  if (m.mtp_layers == 0) return fmt::format("{} layers", m.layers);
+  return fmt::format("{} blocks ({} layers and {} MTP module{})", blocks(m), m.layers,
+                     m.mtp_layers, m.mtp_layers == 1 ? "" : "s");
+}
 
 [[nodiscard]] inline std::string seconds_text(double s) {
   if (s >= 1.0) return fmt::format("{:.2f} s", s);

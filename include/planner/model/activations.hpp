@@ -93,9 +93,9 @@ struct LayerActivationTerms {
 }
 
 /// Layers held by the largest pipeline stage: ⌈L/pp⌉ (stages may be uneven; the largest sets
-/// memory and time).
+/// memory and time), the MTP blocks counted with the layers (docs/moe.md §8).
 [[nodiscard]] inline std::int64_t stage_layers(const Model& m, const Plan& p) noexcept {
-  return (m.layers + p.pp - 1) / p.pp;
+  return (blocks(m) + p.pp - 1) / p.pp;
 }
 
 /// Bytes the first stage keeps for its layers: ⌈L/pp⌉ layers × micro-batches in flight.
@@ -123,7 +123,9 @@ struct LayerActivationTerms {
   const double h = static_cast<double>(m.hidden);
   const double tp = static_cast<double>(p.tp);
   double bytes = sb * h * activation_micro_batches(p) / tp;
-  if (p.pp == 1) bytes += 4.0 * sb * h * (1.0 + static_cast<double>(m.vocab) / h) / tp;
+  // Each MTP module computes its own logits with the shared head (docs/moe.md §8).
+  const double heads = 1.0 + static_cast<double>(m.mtp_layers);
+  if (p.pp == 1) bytes += heads * 4.0 * sb * h * (1.0 + static_cast<double>(m.vocab) / h) / tp;
   return bytes;
 }
 

@@ -19,14 +19,34 @@ struct MicroBatchFlops {
   }
 };
 
+/// The output head each MTP module runs again on its own prediction (arXiv 2412.19437 §2.2:
+/// the head is shared, its GEMM is not): V·h parameters' worth of FLOPs per module.
+[[nodiscard]] inline double mtp_head_flop_params(const Model& m) noexcept {
+  return static_cast<double>(m.mtp_layers) * static_cast<double>(m.vocab) *
+         static_cast<double>(m.hidden);
+}
+
+/// The MTP heads' share on the largest stage: all of them with pp = 1; else spread over the
+/// stages like the MTP blocks and every layer's parameters (layer_params): frameworks put
+/// the MTP module on the last stage and give that stage fewer layers (Megatron-LM
+/// --decoder-last-pipeline-num-layers), which the planner's even stages stand for
+/// (docs/moe.md §8).
+[[nodiscard]] inline double stage_mtp_head_flop_params(const Model& m, const Plan& p) noexcept {
+  if (m.mtp_layers == 0) return 0;
+  if (p.pp == 1) return mtp_head_flop_params(m);
+  return mtp_head_flop_params(m) * static_cast<double>(stage_layers(m, p)) /
+         static_cast<double>(blocks(m));
+}
+
 /// Parameters whose GEMMs one GPU runs per token, tp aside: the stage's parameters with each
 /// MoE layer's routed experts counted k/E times (the experts a token visits), scaled by the
 /// load of the busiest expert rank (model/experts.hpp); the whole stage for a dense model.
 [[nodiscard]] inline double stage_flop_params(const Model& m, const Plan& p) noexcept {
-  if (!is_moe(m)) return stage_params(m, p);
+  const double heads = stage_mtp_head_flop_params(m, p);
+  if (!is_moe(m)) return stage_params(m, p) + heads;
   const double experts = stage_expert_params(m, p);
   const double used = static_cast<double>(m.moe.top_k) / static_cast<double>(m.moe.experts);
-  return stage_params(m, p) - experts + experts * used * expert_load_factor(m);
+  return stage_params(m, p) - experts + experts * used * expert_load_factor(m) + heads;
 }
 
 /// - dense: 6·P·D (Kaplan et al. 2020 §2.1; EleutherAI "Transformer Math 101"), P the stage's
@@ -63,8 +83,8 @@ struct MicroBatchFlops {
 /// 2024, arXiv 2412.19437, counts 37B of 671B) and h the attention core's width.
 [[nodiscard]] inline double model_flops_per_sequence(const Model& m) noexcept {
   const double s = static_cast<double>(m.seq_len);
-  return 6.0 * active_params(m) * s +
-         12.0 * s * s * attention_core_width(m) * static_cast<double>(m.layers);
+  return 6.0 * (active_params(m) + mtp_head_flop_params(m)) * s +
+         12.0 * s * s * attention_core_width(m) * static_cast<double>(blocks(m));
 }
 
 }  // namespace planner

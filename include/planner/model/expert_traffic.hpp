@@ -57,7 +57,7 @@ struct ExpertTraffic {
 [[nodiscard]] inline std::int64_t stage_moe_layers(const Model& m, const Plan& p) noexcept {
   if (!is_moe(m)) return 0;
   if (p.pp == 1) return moe_layer_count(m);
-  const double fraction = static_cast<double>(stage_layers(m, p)) / static_cast<double>(m.layers);
+  const double fraction = static_cast<double>(stage_layers(m, p)) / static_cast<double>(blocks(m));
   return static_cast<std::int64_t>(static_cast<double>(moe_layer_count(m)) * fraction + 0.5);
 }
 

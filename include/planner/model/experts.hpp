@@ -40,7 +40,7 @@ namespace planner {
                          (copies + static_cast<double>(m.moe.shared_experts)) +
                      2.0 * static_cast<double>(m.hidden) * copies;
   const double moe_layers = static_cast<double>(moe_layer_count(m));
-  const double layers = static_cast<double>(m.layers);
+  const double layers = static_cast<double>(blocks(m));
   return (dense * (layers - moe_layers) + moe * moe_layers) / layers;
 }
 
@@ -49,7 +49,7 @@ namespace planner {
 [[nodiscard]] inline double router_activation_bytes_per_token(const Model& m) noexcept {
   if (!is_moe(m)) return 0;
   return 4.0 * static_cast<double>(m.moe.experts) *
-         static_cast<double>(moe_layer_count(m)) / static_cast<double>(m.layers);
+         static_cast<double>(moe_layer_count(m)) / static_cast<double>(blocks(m));
 }
 
 }  // namespace planner

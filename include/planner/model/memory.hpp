@@ -74,7 +74,7 @@ inline constexpr std::array<LedgerLine, 9> ledger_lines{{
   if (!is_moe(m)) return 0;
   if (p.pp == 1) return routed_expert_params(m);
   return routed_expert_params(m) * static_cast<double>(stage_layers(m, p)) /
-         static_cast<double>(m.layers);
+         static_cast<double>(blocks(m));
 }
 
 /// Parameters of one GPU of the largest stage: the rest split by tp, the routed experts by
@@ -129,7 +129,7 @@ struct GpuParams {
     // The layer being computed and the one being prefetched, gathered in bf16
     // (DeepSpeed stage3 prefetch; the worked solution's "two buffers").
     // MoE: a layer's routed experts are gathered as the rank's ep share (docs/moe.md §4).
-    const double experts = routed_expert_params(m) / static_cast<double>(m.layers);
+    const double experts = routed_expert_params(m) / static_cast<double>(blocks(m));
     const double tp = static_cast<double>(p.tp);
     const double etp = static_cast<double>(expert_tp(p));
     l.zero3_gather_bytes = 2.0 *
