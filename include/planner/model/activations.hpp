@@ -22,6 +22,15 @@
 /// With h_kv = h, f = 4h, ungated: 10 + 4 + 4 + 16 = 34 and 5as/h — Korthikanti's Eq. (1).
 /// Other activation dtypes scale every term by their size over 2 bytes (the 1-byte dropout
 /// masks included, an approximation worth at most 3 of the 34 + 5as/h).
+/// FP8 training (model.precision.compute "fp8") keeps the GEMM inputs saved for the weight
+/// gradient in FP8, 1 byte per element: Transformer Engine's Linear saves the FP8 cast of its
+/// input (transformer_engine/pytorch/module/linear.py, saved_inputmat = the FP8 inputmat
+/// unless the recipe overrides wgrad precision), and DeepSeek-V3 caches the Linear inputs in
+/// FP8 (arXiv 2412.19437 §3.3.3). Those are the QKV and MLP inputs (2sbh each, of the first
+/// group), the output-projection input (2sbh) and the second MLP GEMM's input (2sbf, or the
+/// experts' and the routed copies', model/experts.hpp mlp_gemm_input_width); the norms'
+/// inputs, Q, K, V (attention's own inputs), the activation function's inputs and the masks
+/// keep the activation dtype.
 /// Sequence parallelism (§4.2.2) splits the first group by tp too. Context parallelism splits
 /// the sequence: each rank keeps s/cp of every tensor. Selective recompute (§5) and tiled
 /// (FlashAttention, Dao et al. 2022, arXiv 2205.14135) attention drop the score term; full
@@ -48,13 +57,17 @@ struct LayerActivationTerms {
   const double sb = local_tokens * micro_batch;
   const double mlp_factor = m.gated_mlp ? 6.0 : 4.0;
   const double scale = bytes_of(m.precision.activations) / 2.0;
+  // GEMM inputs: in FP8 under FP8 GEMMs, else in the activation dtype.
+  const double gemm_scale =
+      m.precision.compute == Dtype::fp8 ? bytes_of(Dtype::fp8) / 2.0 : scale;
+  const double mlp_width = is_moe(m) ? mlp_activation_width(m) : mlp_factor * f;
+  const double mlp_gemm_inputs = mlp_gemm_input_width(m);
   LayerActivationTerms t;
-  t.replicated_bytes = scale * 10.0 * sb * h;
-  t.tp_split_bytes = scale * sb * (4.0 * h + 4.0 * kv_hidden(m) + mlp_factor * f);
-  if (is_moe(m)) {  // routed experts, dispatch copies and router logits (model/experts.hpp)
-    t.replicated_bytes += sb * router_activation_bytes_per_token(m);
-    t.tp_split_bytes = scale * sb * (4.0 * h + 4.0 * kv_hidden(m) + mlp_activation_width(m));
-  }
+  t.replicated_bytes = scale * 6.0 * sb * h + gemm_scale * 4.0 * sb * h;
+  t.tp_split_bytes = scale * sb * (2.0 * h + 4.0 * kv_hidden(m) + mlp_width - mlp_gemm_inputs) +
+                     gemm_scale * sb * (2.0 * h + mlp_gemm_inputs);
+  // routed experts, dispatch copies and router logits (model/experts.hpp)
+  if (is_moe(m)) t.replicated_bytes += sb * router_activation_bytes_per_token(m);
   // local queries against all keys: (s/cp)·s per head; with cp > 1 the planner requires tiled
   // attention, so this term is only ever stored with cp = 1, where it is 5·a·s²·b.
   t.scores_bytes = scale * 5.0 * a * local_tokens * s * micro_batch;

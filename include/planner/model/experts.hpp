@@ -44,6 +44,22 @@ namespace planner {
   return (dense * (layers - moe_layers) + moe * moe_layers) / layers;
 }
 
+/// Of mlp_activation_width, the bytes per token (2-byte activations) that are GEMM inputs kept
+/// for the weight gradient: the second MLP GEMM's input, 2·f per token (2·f_e per routed copy
+/// and shared expert in an MoE layer), and the permuted input copy of each routed token (2·h,
+/// the expert's first GEMM input). FP8 training stores these in FP8 (activations.hpp).
+[[nodiscard]] inline double mlp_gemm_input_width(const Model& m) noexcept {
+  const double dense = 2.0 * static_cast<double>(m.ffn_hidden);
+  if (!is_moe(m)) return dense;
+  const double copies = static_cast<double>(m.moe.top_k) * expert_load_factor(m);
+  const double moe = 2.0 * static_cast<double>(m.moe.expert_ffn_hidden) *
+                         (copies + static_cast<double>(m.moe.shared_experts)) +
+                     2.0 * static_cast<double>(m.hidden) * copies;
+  const double moe_layers = static_cast<double>(moe_layer_count(m));
+  const double layers = static_cast<double>(blocks(m));
+  return (dense * (layers - moe_layers) + moe * moe_layers) / layers;
+}
+
 /// Router logits per token per layer, averaged over the layers: E fp32 scores (4·E bytes),
 /// kept for the softmax's backward; not split by tp.
 [[nodiscard]] inline double router_activation_bytes_per_token(const Model& m) noexcept {

@@ -24,6 +24,7 @@ struct MemoryLedger {
   double logits_bytes = 0;             ///< embedding and output-layer activations
   double recompute_working_bytes = 0;  ///< one layer re-materialised during backward
   double zero3_gather_bytes = 0;       ///< ZeRO-3 parameter gather buffers
+  double fp8_weights_bytes = 0;        ///< FP8 GEMMs: the cached FP8 weights and scaling state
   double kv_cache_bytes = 0;           ///< serving only
   double reserve_bytes = 0;            ///< framework, CUDA/ROCm context, fragmentation
   double capacity_bytes = 0;           ///< the GPU's memory
@@ -33,7 +34,8 @@ struct MemoryLedger {
   }
   [[nodiscard]] double total_bytes() const noexcept {
     return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + logits_bytes +
-           recompute_working_bytes + zero3_gather_bytes + kv_cache_bytes + reserve_bytes;
+           recompute_working_bytes + zero3_gather_bytes + fp8_weights_bytes + kv_cache_bytes +
+           reserve_bytes;
   }
   [[nodiscard]] bool fits() const noexcept { return total_bytes() <= capacity_bytes; }
 };
@@ -44,7 +46,7 @@ struct LedgerLine {
   double MemoryLedger::*bytes;
 };
 
-inline constexpr std::array<LedgerLine, 9> ledger_lines{{
+inline constexpr std::array<LedgerLine, 10> ledger_lines{{
     {"weights", &MemoryLedger::weights_bytes},
     {"gradients", &MemoryLedger::gradients_bytes},
     {"optimizer", &MemoryLedger::optimizer_bytes},
@@ -52,6 +54,7 @@ inline constexpr std::array<LedgerLine, 9> ledger_lines{{
     {"logits", &MemoryLedger::logits_bytes},
     {"recompute_working", &MemoryLedger::recompute_working_bytes},
     {"zero3_gather", &MemoryLedger::zero3_gather_bytes},
+    {"fp8_weights", &MemoryLedger::fp8_weights_bytes},
     {"kv_cache", &MemoryLedger::kv_cache_bytes},
     {"reserve", &MemoryLedger::reserve_bytes},
 }};
@@ -99,6 +102,36 @@ struct GpuParams {
   return p.dp * p.cp;
 }
 
+/// Parameters of one transformer layer on one GPU: the rest split by tp, its routed experts
+/// by etp·ep (the ZeRO-3 working set of one layer).
+[[nodiscard]] inline double gpu_layer_params(const Model& m, const Plan& p) noexcept {
+  const double experts = routed_expert_params(m) / static_cast<double>(blocks(m));
+  return (layer_params(m) - experts) / static_cast<double>(p.tp) +
+         experts / (static_cast<double>(expert_tp(p)) * static_cast<double>(p.ep));
+}
+
+/// FP8 training (model.precision.compute "fp8", docs/moe.md §7): Transformer Engine casts each
+/// GEMM weight to FP8 once per step and keeps the cast and its transpose across micro-batches
+/// (transformer_engine/pytorch/module/linear.py: weight_fp8 / weight_t_fp8 cached when
+/// is_first_microbatch is given; Megatron-LM extensions/transformer_engine.py passes it unless
+/// disable_parameter_transpose_cache), 2 bytes per GEMM parameter on the GPU: all but the
+/// embedding and output tables, which stay in bf16 (Megatron-LM's output layer is not a TE
+/// module). Under ZeRO-3 only the gathered layers' (two, as the gather buffers). Plus the
+/// delayed-scaling state: an amax history of 1024 fp32 values (TE recipe.DelayedScaling
+/// amax_history_len default) for each of the 5 FP8 tensors (input, weight, output forward;
+/// two gradients backward) of the 4 GEMMs a layer runs, 80 KiB a layer.
+[[nodiscard]] inline double fp8_weight_bytes(const Model& m, const Plan& p) noexcept {
+  if (m.precision.compute != Dtype::fp8) return 0;
+  const double layers = static_cast<double>(stage_layers(m, p));
+  const double scaling = layers * 4.0 * 5.0 * 1024.0 * 4.0;
+  if (p.zero >= 3) return 2.0 * 2.0 * gpu_layer_params(m, p) + scaling;
+  const GpuParams psi = gpu_params(m, p);
+  const double tables = p.pp == 1 ? embedding_params(m)
+                                  : static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
+  const double gemm = psi.replicated + psi.experts - tables / static_cast<double>(p.tp);
+  return 2.0 * std::max(0.0, gemm) + scaling;
+}
+
 /// Mixed-precision Adam state per parameter: the weights' and gradients' dtypes (2 bytes each
 /// in bf16) and the rest of `bytes_per_param` (12 of the default 16: fp32 master, m, v) optimizer state (Rajbhandari et al. 2020 §3.1,
 /// "16Ψ"). ZeRO stage k shards optimizer (k ≥ 1), gradients (k ≥ 2) and weights (k = 3) over
@@ -129,14 +162,9 @@ struct GpuParams {
     // The layer being computed and the one being prefetched, gathered in bf16
     // (DeepSpeed stage3 prefetch; the worked solution's "two buffers").
     // MoE: a layer's routed experts are gathered as the rank's ep share (docs/moe.md §4).
-    const double experts = routed_expert_params(m) / static_cast<double>(blocks(m));
-    const double tp = static_cast<double>(p.tp);
-    const double etp = static_cast<double>(expert_tp(p));
-    l.zero3_gather_bytes = 2.0 *
-                           ((layer_params(m) - experts) / tp +
-                            experts / (etp * static_cast<double>(p.ep))) *
-                           weight_b;
+    l.zero3_gather_bytes = 2.0 * gpu_layer_params(m, p) * weight_b;
   }
+  l.fp8_weights_bytes = fp8_weight_bytes(m, p);
   l.reserve_bytes = c.gpu.reserve_bytes;
   l.capacity_bytes = c.gpu.memory_bytes;
   return l;
