@@ -161,6 +161,9 @@ static Gpu read_gpu(const json& v, const std::string& origin, const CatalogGpu*&
     // bf16 does (an assumption: the fraction is fitted on bf16 runs only; docs/validation.md).
     const double share = g.flops_per_second / entry->peak("bf16").value_or(1);
     for (const DtypeInfo& d : dtypes) {
+      g.peak_flops_by_dtype[static_cast<std::size_t>(d.dtype)] = entry->peak(d.name).value_or(0);
+    }
+    for (const DtypeInfo& d : dtypes) {
       double& rate = g.flops_by_dtype[static_cast<std::size_t>(d.dtype)];
       if (rate > 0 || d.dtype == Dtype::bf16 || d.dtype == Dtype::fp16) continue;
       rate = entry->peak(d.name).value_or(0) * share;

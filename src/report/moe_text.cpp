@@ -109,4 +109,31 @@ std::string bf16_mfu_note(const Context& ctx, double mfu) {
                      100.0 * mfu * ctx.flops_per_second / bf16);
 }
 
+PeakMfu peak_mfu(const Context& ctx, double mfu) {
+  PeakMfu out;
+  if (ctx.calibrated) return out;
+  const Gpu& g = ctx.cluster.gpu;
+  const double achieved = mfu * ctx.flops_per_second;  // model FLOP/s per GPU
+  const double bf16 = g.peak_flops_by_dtype[static_cast<std::size_t>(Dtype::bf16)];
+  const Dtype d = ctx.model.precision.compute;
+  const double own = g.peak_flops_by_dtype[static_cast<std::size_t>(d)];
+  if (bf16 > 0) out.bf16_peak = achieved / bf16;
+  if (d != Dtype::bf16 && d != Dtype::fp16 && own > 0) out.compute_peak = achieved / own;
+  return out;
+}
+
+std::string mfu_text(const Context& ctx, double mfu) {
+  const PeakMfu p = peak_mfu(ctx, mfu);
+  if (p.bf16_peak <= 0) return fmt::format("MFU {:.1f} %{}", 100 * mfu, bf16_mfu_note(ctx, mfu));
+  const Dtype d = ctx.model.precision.compute;
+  if (p.compute_peak <= 0) {
+    return fmt::format("MFU {:.1f} % of the bf16 dense peak ({:.1f} % of the effective rate)",
+                       100 * p.bf16_peak, 100 * mfu);
+  }
+  return fmt::format(
+      "MFU {:.1f} % of the bf16 dense peak, {:.1f} % of the {} peak ({:.1f} % of the effective "
+      "{} rate)",
+      100 * p.bf16_peak, 100 * p.compute_peak, to_string(d), 100 * mfu, to_string(d));
+}
+
 }  // namespace planner

@@ -80,6 +80,10 @@ json time_json(const Context& ctx, const Evaluation& e) {
   if (!bf16_mfu_note(ctx, t.mfu).empty()) {
     j["mfu_bf16_rate"] = t.mfu * ctx.flops_per_second / ctx.cluster.gpu.flops_per_second;
   }
+  // Against the datasheet peaks, where the scenario names a catalog GPU (docs/output.md).
+  const PeakMfu peak = peak_mfu(ctx, t.mfu);
+  if (peak.bf16_peak > 0) j["mfu_bf16_peak"] = peak.bf16_peak;
+  if (peak.compute_peak > 0) j["mfu_compute_peak"] = peak.compute_peak;
   return j;
 }
 
@@ -142,9 +146,9 @@ std::string dump_json(const json& j) {
 
 std::string headline(const Context& ctx, const Evaluation& e) {
   if (ctx.workload.kind == WorkloadKind::serving) return serving_headline(ctx, e);
-  return fmt::format("{:.0f} tokens/s, step {}, MFU {:.1f} %{}, {} of {} per GPU",
+  return fmt::format("{:.0f} tokens/s, step {}, {}, {} of {} per GPU",
                      e.training.tokens_per_second, seconds_text(e.training.step_seconds),
-                     100 * e.training.mfu, bf16_mfu_note(ctx, e.training.mfu),
+                     mfu_text(ctx, e.training.mfu),
                      gib_text(e.memory.total_bytes()),
                      gib_text(e.memory.capacity_bytes));
 }

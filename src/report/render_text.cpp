@@ -70,9 +70,9 @@ std::string describe_time(const Context& ctx, const Evaluation& e) {
   if (t.straggler_seconds > 0) {
     out += fmt::format("    straggler wait   {:>12}\n", seconds_text(t.straggler_seconds));
   }
-  out += fmt::format("    step             {:>12}   {:.0f} sequences, {:.0f} tokens/s, MFU {:.1f} %{}\n",
+  out += fmt::format("    step             {:>12}   {:.0f} sequences, {:.0f} tokens/s, {}\n",
                      seconds_text(t.step_seconds), t.global_sequences, t.tokens_per_second,
-                     100 * t.mfu, bf16_mfu_note(ctx, t.mfu));
+                     mfu_text(ctx, t.mfu));
   return out;
 }
 

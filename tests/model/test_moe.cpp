@@ -281,6 +281,18 @@ TEST_CASE("FP8 GEMMs run at the catalog's fp8 rate, MFU also against the bf16 ra
   CHECK(ctx.flops_per_second == Approx(400e12 * 1978.9 / 989.4).epsilon(1e-3));
   CHECK_THAT(bf16_mfu_note(ctx, 0.5), Catch::Contains("fp8 rate") &&
                                           Catch::Contains("100.0 % of the bf16 rate"));
+  // MFU as PaLM (Chowdhery et al. 2022, Appendix B) defines it, against the datasheet peaks:
+  // half the effective fp8 rate (2 × 400 TFLOP/s × 1978.9/989.4) is 400 TFLOP/s of model
+  // FLOPs, 40.4 % of the bf16 dense peak (989.4) and 20.2 % of the fp8 peak (1978.9).
+  const PeakMfu peak = peak_mfu(ctx, 0.5);
+  CHECK(peak.bf16_peak == Approx(400.0 / 989.4).epsilon(1e-3));
+  CHECK(peak.compute_peak == Approx(400.0 / 1978.9).epsilon(1e-3));
+  CHECK_THAT(mfu_text(ctx, 0.5), Catch::StartsWith("MFU 40.4 % of the bf16 dense peak, 20.2 % "
+                                                   "of the fp8 peak (50.0 % of the effective"));
+  // A GPU given by numbers has no datasheet peak: MFU stays against its effective rate.
+  const Context numbers = make_context(load(scenario_doc({{"preset", "mistral-7b"}, {"seq_len", 4096}})));
+  CHECK(peak_mfu(numbers, 0.5).bf16_peak == 0);
+  CHECK(mfu_text(numbers, 0.5) == "MFU 50.0 %");
 }
 
 TEST_CASE("FP8 GEMMs keep their inputs in FP8 and cache FP8 weights", "[moe][fp8]") {

@@ -33,6 +33,9 @@ struct Gpu {
   double flops_per_second = 0;  ///< effective dense rate at bf16/fp16, not the datasheet peak
   /// Effective dense rates of other compute dtypes; 0 = not given (docs/scenario-format.md).
   DtypeRates flops_by_dtype{};
+  /// Datasheet dense peaks by dtype, from the catalog entry the scenario names; 0 = not known
+  /// (a GPU given by numbers). MFU is reported against them (docs/output.md).
+  DtypeRates peak_flops_by_dtype{};
   double reserve_bytes = 0;     ///< kept back for the framework, CUDA context, fragmentation
 };
 

@@ -43,4 +43,18 @@ namespace planner {
 /// report prints is against the rate of the compute format; this is against the bf16 rate.
 [[nodiscard]] std::string bf16_mfu_note(const Context& ctx, double mfu);
 
+/// MFU as the field defines it (Chowdhery et al. 2022, PaLM, Appendix B: model FLOP/s over
+/// the hardware's peak): against the catalog's bf16 dense peak and, for another compute
+/// format, its own peak; 0 where the GPU is given by numbers (no datasheet peak) or the rate
+/// is calibrated from a measured step.
+struct PeakMfu {
+  double bf16_peak = 0;
+  double compute_peak = 0;
+};
+[[nodiscard]] PeakMfu peak_mfu(const Context& ctx, double mfu);
+
+/// "MFU x % of the bf16 dense peak (y % of the effective rate)" where the peak is known,
+/// else "MFU y %" against the effective rate the time model uses (with the fp8 note).
+[[nodiscard]] std::string mfu_text(const Context& ctx, double mfu);
+
 }  // namespace planner
