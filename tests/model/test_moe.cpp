@@ -328,6 +328,33 @@ TEST_CASE("FP8 GEMMs keep their inputs in FP8 and cache FP8 weights", "[moe][fp8
         0);
 }
 
+TEST_CASE("FP8 GEMMs: the attention core and the output layer stay at the bf16 rate",
+          "[moe][fp8]") {
+  // Mistral-7B, one sequence of 4096 tokens on one GPU, bf16 at 400 and fp8 at 800 TFLOP/s.
+  // Transformer Engine runs the attention core in bf16 (no fp8_dot_product_attention) and
+  // Megatron-LM's output layer is not a TE module: those FLOPs take the bf16 rate, the
+  // transformer blocks' GEMMs the fp8 rate (Kaplan et al. 2020: 6 FLOPs per parameter and
+  // token; Korthikanti et al. 2022: 12·s²·h per layer for the attention core).
+  json doc = scenario_doc({{"preset", "mistral-7b"}, {"seq_len", 4096}});
+  doc["model"]["precision"] = {{"compute", "fp8"}};
+  doc["cluster"]["gpu"]["flops_by_dtype"] = {{"fp8", "800 TFLOP/s"}};
+  const Scenario s = load(doc);
+  const Context ctx = make_context(s);
+  Plan p;
+  p.dp = 8;
+  p.flash_attention = true;
+  const double tokens = 4096;
+  const double tables = 2.0 * 32000 * 4096;  // input embedding and output layer, untied
+  const double blocks = 32 * 218120192.0 + 2 * 4096.0;
+  const double dense = 6 * blocks * tokens / 800e12 + 6 * tables * tokens / 400e12;
+  const double attention = 12.0 * tokens * tokens * 4096 * 32 / 400e12;
+  const TrainingTime t = evaluate(ctx, p).training;
+  CHECK(t.dense_seconds == Approx(dense).epsilon(1e-9));
+  CHECK(t.attention_seconds == Approx(attention).epsilon(1e-9));
+  // FlashAttention's backward recomputes QKᵀ and the softmax, 2·s²·h per layer, in bf16 too.
+  CHECK(t.recompute_seconds == Approx(2.0 * tokens * tokens * 4096 * 32 / 400e12).epsilon(1e-9));
+}
+
 TEST_CASE("MLA caches the kv latent and the RoPE key: 70 KB per token for DeepSeek-V3", "[moe]") {
   const Model m = preset("deepseek-v3");
   Plan p;

@@ -12,6 +12,11 @@ struct MicroBatchFlops {
   double dense = 0;      ///< 6 · parameters · tokens: forward 2PD + backward 4PD
   double attention = 0;  ///< 12 · b · s² · h per layer: QKᵀ and attention·V, forward + backward
   double recompute = 0;  ///< forward work repeated for the backward pass
+  /// Of `dense` and `recompute`, the FLOPs that stay in bf16 when the GEMMs run in FP8 (the
+  /// attention core is all of `attention`): the embedding and output tables with the MTP
+  /// heads, and the attention core's recomputation (docs/moe.md §7).
+  double dense_high_precision = 0;
+  double recompute_high_precision = 0;
   [[nodiscard]] double total() const noexcept { return dense + attention + recompute; }
   [[nodiscard]] double forward() const noexcept { return (dense + attention) / 3.0; }
   [[nodiscard]] double backward() const noexcept {
@@ -75,6 +80,11 @@ struct MicroBatchFlops {
     recompute_per_layer += 2.0 * active_layer_params(m) * tokens + 4.0 * core;
   }
   f.recompute = recompute_per_layer * layers / split;
+  const double tables = p.pp == 1 ? embedding_params(m)
+                                  : static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
+  f.dense_high_precision = 6.0 * (tables + stage_mtp_head_flop_params(m, p)) * tokens / split;
+  const double full_gemms = p.recompute == Recompute::full ? 2.0 * active_layer_params(m) * tokens : 0.0;
+  f.recompute_high_precision = (recompute_per_layer - full_gemms) * layers / split;
   return f;
 }
 

@@ -295,6 +295,21 @@ inline void add_expert_traffic(const Model& m, const Cluster& c, const Plan& p,
   if (t.ep.tier == c.network_index()) t.inter_node_bytes += g.accum * t.ep.inter_node_bytes;
 }
 
+/// The rate of the work that stays in bf16 when the GEMMs run in another format (FP8): the
+/// attention core (Transformer Engine's DotProductAttention runs in bf16 unless
+/// fp8_dot_product_attention, off by default in Megatron-LM --fp8-dot-product-attention and
+/// NeMo) and the output layer (Megatron-LM's GPTModel output_layer is a
+/// tensor_parallel.ColumnParallelLinear, not a Transformer Engine module, so not FP8). It is
+/// the GPU's bf16 effective rate; `flops_per_second` itself when the GEMMs are bf16/fp16.
+[[nodiscard]] inline double high_precision_flops_per_second(const Model& m, const Cluster& c,
+                                                            double flops_per_second) noexcept {
+  const Dtype d = m.precision.compute;
+  if (d == Dtype::bf16 || d == Dtype::fp16 || !(c.gpu.flops_per_second > 0)) {
+    return flops_per_second;
+  }
+  return std::min(flops_per_second, c.gpu.flops_per_second);
+}
+
 /// Per-GPU time of one optimizer step of a training plan at `flops_per_second`.
 /// Step = (m + pp − 1) micro-batch slots of the largest stage (1F1B; the pp − 1 extra slots
 /// are the bubble, Narayanan et al. 2021 §2.2) plus the exposed data-parallel traffic.
@@ -303,9 +318,22 @@ inline void add_expert_traffic(const Model& m, const Cluster& c, const Plan& p,
                                                 double flops_per_second) noexcept {
   TrainingTime t;
   const MicroBatchFlops f = micro_batch_flops(m, p);
-  t.dense_seconds = f.dense / flops_per_second;
-  t.attention_seconds = f.attention / flops_per_second;
-  t.recompute_seconds = f.recompute / flops_per_second;
+  const double high_precision = high_precision_flops_per_second(m, c, flops_per_second);
+  double forward_seconds = f.forward() / flops_per_second;
+  double backward_seconds = f.backward() / flops_per_second;
+  if (high_precision == flops_per_second) {
+    t.dense_seconds = f.dense / flops_per_second;
+    t.attention_seconds = f.attention / flops_per_second;
+    t.recompute_seconds = f.recompute / flops_per_second;
+  } else {
+    t.dense_seconds = (f.dense - f.dense_high_precision) / flops_per_second +
+                      f.dense_high_precision / high_precision;
+    t.attention_seconds = f.attention / high_precision;
+    t.recompute_seconds = (f.recompute - f.recompute_high_precision) / flops_per_second +
+                          f.recompute_high_precision / high_precision;
+    forward_seconds = (t.dense_seconds + t.attention_seconds) / 3.0;
+    backward_seconds = 2.0 * forward_seconds + t.recompute_seconds;
+  }
   const StageShape g{static_cast<double>(stage_layers(m, p)),
                      static_cast<double>(m.seq_len) / static_cast<double>(p.cp),
                      static_cast<double>(p.micro_batch), static_cast<double>(p.grad_accum)};
@@ -319,12 +347,10 @@ inline void add_expert_traffic(const Model& m, const Cluster& c, const Plan& p,
   const double slot = t.micro_batch_seconds();
   t.bubble_seconds = bubble_slots(p) * slot;
   fill_sharded_state_traffic(m, c, p, state_shard_ranks(p), gpu_params(m, p).replicated,
-                             f.forward() / flops_per_second, f.backward() / flops_per_second,
-                             t.dp);
+                             forward_seconds, backward_seconds, t.dp);
   if (t.dp.tier == c.network_index()) t.inter_node_bytes += t.dp.bytes_per_step;
   if (is_moe(m)) {  // a dense model's expert terms stay zero without being computed
-    t.expert_dp = expert_data_parallel_traffic(m, c, p, f.forward() / flops_per_second,
-                                               f.backward() / flops_per_second);
+    t.expert_dp = expert_data_parallel_traffic(m, c, p, forward_seconds, backward_seconds);
     if (t.expert_dp->tier == c.network_index()) t.inter_node_bytes += t.expert_dp->bytes_per_step;
   }
   t.step_seconds = static_cast<double>(p.grad_accum) * slot + t.bubble_seconds +
