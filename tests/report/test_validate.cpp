@@ -157,6 +157,20 @@ TEST_CASE("validate: the shipped records load and every one is evaluated", "[val
   }
 }
 
+TEST_CASE("validate: a published MoE training run within the validation targets",
+          "[validate][cli][moe]") {
+  // Issue 10: DeepSeek-V3's own pre-training run (DeepSeek-AI 2024, arXiv 2412.19437 §1:
+  // 180K H800 GPU hours per trillion tokens on 2048 H800; the record cites its sections), with
+  // its published plan (pp 16, ep 64, ZeRO-1), FP8 GEMMs, MTP module and all-to-all overlap,
+  // against the targets of docs/validation.md: |error| ≤ 5 % (a median of one) and ≤ 15 %.
+  // The FP8 GEMM efficiency in it is assumed, not fitted (docs/validation.md says what that
+  // means for this agreement).
+  const auto r = cli_harness::run({"validate", "validation/deepseek-v3-h800-2048gpu.json",
+                                   "--max-median-error", "5", "--max-error", "15"});
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("deepseek-v3-h800-2048gpu") && Catch::Contains("yes"));
+}
+
 TEST_CASE("validate: record errors name the file, the pointer and the fix", "[validate][errors]") {
   auto doc = tiny_record();
   doc["set"] = "validaton";
