@@ -45,6 +45,20 @@ struct LayerActivationTerms {
   double scores_bytes = 0;      ///< the s² attention term (5·a·s²·b), split by tp
 };
 
+/// The first two terms under FP8 GEMMs: the GEMM inputs (4sbh of the first group; 2sbh and
+/// the MLP's GEMM inputs of the second) in FP8, the rest in the activation dtype, for `sb`
+/// tokens and an MLP `mlp_width` wide.
+inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
+                                                   LayerActivationTerms& t) noexcept {
+  const double h = static_cast<double>(m.hidden);
+  const double scale = bytes_of(m.precision.activations) / 2.0;
+  const double gemm_scale = bytes_of(Dtype::fp8) / 2.0;
+  const double gemm_inputs = mlp_gemm_input_width(m);
+  t.replicated_bytes = scale * 6.0 * sb * h + gemm_scale * 4.0 * sb * h;
+  t.tp_split_bytes = scale * sb * (2.0 * h + 4.0 * kv_hidden(m) + mlp_width - gemm_inputs) +
+                     gemm_scale * sb * (2.0 * h + gemm_inputs);
+}
+
 /// Terms for a micro-batch of `micro_batch` sequences of `seq_len` tokens, of which this rank
 /// keeps `local_tokens` per sequence (seq_len / cp).
 [[nodiscard]] inline LayerActivationTerms layer_activation_terms(const Model& m,
@@ -57,15 +71,14 @@ struct LayerActivationTerms {
   const double sb = local_tokens * micro_batch;
   const double mlp_factor = m.gated_mlp ? 6.0 : 4.0;
   const double scale = bytes_of(m.precision.activations) / 2.0;
-  // GEMM inputs: in FP8 under FP8 GEMMs, else in the activation dtype.
-  const double gemm_scale =
-      m.precision.compute == Dtype::fp8 ? bytes_of(Dtype::fp8) / 2.0 : scale;
   const double mlp_width = is_moe(m) ? mlp_activation_width(m) : mlp_factor * f;
-  const double mlp_gemm_inputs = mlp_gemm_input_width(m);
   LayerActivationTerms t;
-  t.replicated_bytes = scale * 6.0 * sb * h + gemm_scale * 4.0 * sb * h;
-  t.tp_split_bytes = scale * sb * (2.0 * h + 4.0 * kv_hidden(m) + mlp_width - mlp_gemm_inputs) +
-                     gemm_scale * sb * (2.0 * h + mlp_gemm_inputs);
+  if (m.precision.compute == Dtype::fp8) {
+    fp8_gemm_input_terms(m, sb, mlp_width, t);
+  } else {
+    t.replicated_bytes = scale * 10.0 * sb * h;
+    t.tp_split_bytes = scale * sb * (4.0 * h + 4.0 * kv_hidden(m) + mlp_width);
+  }
   // routed experts, dispatch copies and router logits (model/experts.hpp)
   if (is_moe(m)) t.replicated_bytes += sb * router_activation_bytes_per_token(m);
   // local queries against all keys: (s/cp)·s per head; with cp > 1 the planner requires tiled

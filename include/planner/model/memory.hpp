@@ -91,6 +91,7 @@ struct GpuParams {
 [[nodiscard]] inline GpuParams gpu_params(const Model& m, const Plan& p) noexcept {
   const double tp = static_cast<double>(p.tp);
   const double experts = stage_expert_params(m, p);
+  if (experts == 0) return {stage_params(m, p) / tp, 0};  // dense: nothing split by etp·ep
   const double etp = static_cast<double>(expert_tp(p));
   return {(stage_params(m, p) - experts) / tp, experts / (etp * static_cast<double>(p.ep))};
 }
@@ -105,6 +106,7 @@ struct GpuParams {
 /// Parameters of one transformer layer on one GPU: the rest split by tp, its routed experts
 /// by etp·ep (the ZeRO-3 working set of one layer).
 [[nodiscard]] inline double gpu_layer_params(const Model& m, const Plan& p) noexcept {
+  if (!is_moe(m)) return layer_params(m) / static_cast<double>(p.tp);
   const double experts = routed_expert_params(m) / static_cast<double>(blocks(m));
   return (layer_params(m) - experts) / static_cast<double>(p.tp) +
          experts / (static_cast<double>(expert_tp(p)) * static_cast<double>(p.ep));
@@ -164,7 +166,7 @@ struct GpuParams {
     // MoE: a layer's routed experts are gathered as the rank's ep share (docs/moe.md §4).
     l.zero3_gather_bytes = 2.0 * gpu_layer_params(m, p) * weight_b;
   }
-  l.fp8_weights_bytes = fp8_weight_bytes(m, p);
+  if (m.precision.compute == Dtype::fp8) l.fp8_weights_bytes = fp8_weight_bytes(m, p);
   l.reserve_bytes = c.gpu.reserve_bytes;
   l.capacity_bytes = c.gpu.memory_bytes;
   return l;
