@@ -39,6 +39,13 @@ json scenario_doc(const json& model, int nodes = 1) {
 
 Scenario load(const json& doc) { return load_scenario(doc, source_dir + "/tests/data/scenario.json"); }
 
+/// `doc` written to build/NAME, for the command-line tests; returns the path.
+std::string write_scenario(const json& doc, const std::string& name) {
+  const std::string path = source_dir + "/build/" + name;
+  std::ofstream(path) << doc.dump();
+  return path;
+}
+
 const json mixtral = {{"preset", "mixtral-8x7b"}, {"seq_len", 4096}};
 
 Model preset(const char* name) {
@@ -167,8 +174,7 @@ TEST_CASE("Bad MoE input names the JSON pointer", "[moe]") {
 TEST_CASE("Bad MoE input exits 2 from the command line", "[moe][cli]") {
   json doc = scenario_doc({{"preset", "mixtral-8x7b"}, {"seq_len", 4096}});
   doc["model"]["moe"] = {{"experts", 8}, {"top_k", 2}, {"capacity_factor", -1}};
-  const std::string path = source_dir + "/build/moe_bad_capacity.json";
-  std::ofstream(path) << doc.dump();
+  const std::string path = write_scenario(doc, "moe_bad_capacity.json");
   const auto r = cli_harness::run({"plan", path});
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("/model/moe/capacity_factor"));
@@ -482,8 +488,7 @@ TEST_CASE("Bad etp exits 2 with the JSON path", "[moe][etp][cli]") {
   dense["plan"] = {{"dp", 4}, {"tp", 2}, {"etp", 1}};
   CHECK_THROWS_WITH(load(dense), Catch::Contains("/plan/etp"));
   doc["plan"] = {{"dp", 4}, {"tp", 4}, {"ep", 2}, {"etp", 3}};
-  const std::string path = source_dir + "/build/moe_bad_etp.json";
-  std::ofstream(path) << doc.dump();
+  const std::string path = write_scenario(doc, "moe_bad_etp.json");
   const auto r = cli_harness::run({"memory", path});
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("/plan/etp"));
@@ -495,8 +500,7 @@ TEST_CASE("The search tries etp below tp and exports it for Megatron-LM", "[moe]
   json doc = scenario_doc(mixtral, 2);
   doc["plan"] = {{"dp", 2}, {"tp", 8}, {"ep", 8}, {"etp", 1}, {"sequence_parallel", true},
                  {"flash_attention", true}, {"recompute", "full"}};
-  const std::string path = source_dir + "/build/moe_etp.json";
-  std::ofstream(path) << doc.dump();
+  const std::string path = write_scenario(doc, "moe_etp.json");
   const auto csv = cli_harness::run({"plan", path, "--format", "csv", "--fix", "tp=8"});
   REQUIRE(csv.code == 0);
   CHECK_THAT(csv.out.substr(0, csv.out.find('\n')), Catch::EndsWith(",ep,ep_tier,etp"));

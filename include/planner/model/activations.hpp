@@ -49,7 +49,7 @@ struct LayerActivationTerms {
 /// the MLP's GEMM inputs of the second) in FP8, the rest in the activation dtype, for `sb`
 /// tokens and an MLP `mlp_width` wide.
 inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
-                                                   LayerActivationTerms& t) noexcept {
+                                 LayerActivationTerms& t) noexcept {
   const double h = static_cast<double>(m.hidden);
   const double scale = bytes_of(m.precision.activations) / 2.0;
   const double gemm_scale = bytes_of(Dtype::fp8) / 2.0;

@@ -82,9 +82,8 @@ struct MicroBatchFlops {
   f.recompute = recompute_per_layer * layers / split;
   const Dtype d = m.precision.compute;
   if (d == Dtype::bf16 || d == Dtype::fp16) return f;  // one rate for all: no split needed
-  const double tables = p.pp == 1 ? embedding_params(m)
-                                  : static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
-  f.dense_high_precision = 6.0 * (tables + stage_mtp_head_flop_params(m, p)) * tokens / split;
+  f.dense_high_precision =
+      6.0 * (stage_table_params(m, p) + stage_mtp_head_flop_params(m, p)) * tokens / split;
   const double full_gemms =
       p.recompute == Recompute::full ? 2.0 * active_layer_params(m) * tokens : 0.0;
   f.recompute_high_precision = (recompute_per_layer - full_gemms) * layers / split;

@@ -26,17 +26,16 @@ namespace planner {
   return m.moe.imbalance;
 }
 
-/// Activation bytes per token of one layer's MLP, split by tp, for 2-byte activations: the
-/// dense c·f (c = 4, or 6 gated; activations.hpp). An MoE layer keeps, for each of the top-k
-/// copies of a token (times the load of the busiest rank) and for each shared expert, the
-/// expert's c·f_e tensors, plus the permuted input copy, 2·h bytes per routed copy (Megatron-
-/// LM's token dispatcher keeps it for the expert GEMM's backward). Averaged over the layers.
-[[nodiscard]] inline double mlp_activation_width(const Model& m) noexcept {
-  const double c = m.gated_mlp ? 6.0 : 4.0;
-  const double dense = c * static_cast<double>(m.ffn_hidden);
+/// Bytes per token of one layer's MLP tensors for 2-byte activations, `per_f` bytes per
+/// element of its f-wide tensors: per_f·f for a dense MLP. An MoE layer keeps them for each of
+/// the top-k copies of a token (times the load of the busiest rank) and for each shared expert,
+/// per_f·f_e, plus the permuted input copy, 2·h bytes per routed copy (Megatron-LM's token
+/// dispatcher keeps it for the expert GEMM's backward). Averaged over the layers.
+[[nodiscard]] inline double mlp_width_per_token(const Model& m, double per_f) noexcept {
+  const double dense = per_f * static_cast<double>(m.ffn_hidden);
   if (!is_moe(m)) return dense;
   const double copies = static_cast<double>(m.moe.top_k) * expert_load_factor(m);
-  const double moe = c * static_cast<double>(m.moe.expert_ffn_hidden) *
+  const double moe = per_f * static_cast<double>(m.moe.expert_ffn_hidden) *
                          (copies + static_cast<double>(m.moe.shared_experts)) +
                      2.0 * static_cast<double>(m.hidden) * copies;
   const double moe_layers = static_cast<double>(moe_layer_count(m));
@@ -44,20 +43,18 @@ namespace planner {
   return (dense * (layers - moe_layers) + moe * moe_layers) / layers;
 }
 
-/// Of mlp_activation_width, the bytes per token (2-byte activations) that are GEMM inputs kept
-/// for the weight gradient: the second MLP GEMM's input, 2·f per token (2·f_e per routed copy
-/// and shared expert in an MoE layer), and the permuted input copy of each routed token (2·h,
-/// the expert's first GEMM input). FP8 training stores these in FP8 (activations.hpp).
+/// Activation bytes per token of one layer's MLP, split by tp: the c·f tensors (c = 4, or 6
+/// gated; activations.hpp) and, for MoE, the routed copies (mlp_width_per_token).
+[[nodiscard]] inline double mlp_activation_width(const Model& m) noexcept {
+  return mlp_width_per_token(m, m.gated_mlp ? 6.0 : 4.0);
+}
+
+/// Of mlp_activation_width, the bytes per token that are GEMM inputs kept for the weight
+/// gradient: the second MLP GEMM's input, 2·f (2·f_e per routed copy and shared expert), and
+/// the permuted input copy of each routed token (2·h, the expert's first GEMM input). FP8
+/// training stores these in FP8 (activations.hpp).
 [[nodiscard]] inline double mlp_gemm_input_width(const Model& m) noexcept {
-  const double dense = 2.0 * static_cast<double>(m.ffn_hidden);
-  if (!is_moe(m)) return dense;
-  const double copies = static_cast<double>(m.moe.top_k) * expert_load_factor(m);
-  const double moe = 2.0 * static_cast<double>(m.moe.expert_ffn_hidden) *
-                         (copies + static_cast<double>(m.moe.shared_experts)) +
-                     2.0 * static_cast<double>(m.hidden) * copies;
-  const double moe_layers = static_cast<double>(moe_layer_count(m));
-  const double layers = static_cast<double>(blocks(m));
-  return (dense * (layers - moe_layers) + moe * moe_layers) / layers;
+  return mlp_width_per_token(m, 2.0);
 }
 
 /// Router logits per token per layer, averaged over the layers: E fp32 scores (4·E bytes),

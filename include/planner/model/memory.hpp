@@ -59,6 +59,13 @@ inline constexpr std::array<LedgerLine, 10> ledger_lines{{
     {"reserve", &MemoryLedger::reserve_bytes},
 }};
 
+/// Embedding and output-table parameters on the largest stage: all of them (embedding_params)
+/// with pp = 1, else one V·h table (the first stage's embedding or the last's output layer).
+[[nodiscard]] inline double stage_table_params(const Model& m, const Plan& p) noexcept {
+  if (p.pp == 1) return embedding_params(m);
+  return static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
+}
+
 /// Parameters held by the largest pipeline stage before the tp split: ⌈L/pp⌉ layers plus the
 /// embeddings. With pp = 1 the stage holds all of them; with pp > 1 the first stage holds the
 /// input embedding and the last the output layer, so the largest end stage carries one V·h
@@ -66,8 +73,7 @@ inline constexpr std::array<LedgerLine, 10> ledger_lines{{
 [[nodiscard]] inline double stage_params(const Model& m, const Plan& p) noexcept {
   const double layers = static_cast<double>(stage_layers(m, p));
   if (p.pp == 1) return total_params(m);
-  const double one_table = static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
-  return layers * layer_params(m) + one_table;
+  return layers * layer_params(m) + stage_table_params(m, p);
 }
 
 /// Routed-expert parameters on the largest stage before any split: the model's, times the
@@ -128,9 +134,8 @@ struct GpuParams {
   const double scaling = layers * 4.0 * 5.0 * 1024.0 * 4.0;
   if (p.zero >= 3) return 2.0 * 2.0 * gpu_layer_params(m, p) + scaling;
   const GpuParams psi = gpu_params(m, p);
-  const double tables = p.pp == 1 ? embedding_params(m)
-                                  : static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
-  const double gemm = psi.replicated + psi.experts - tables / static_cast<double>(p.tp);
+  const double gemm =
+      psi.replicated + psi.experts - stage_table_params(m, p) / static_cast<double>(p.tp);
   return 2.0 * std::max(0.0, gemm) + scaling;
 }
 
@@ -166,7 +171,7 @@ struct GpuParams {
     // MoE: a layer's routed experts are gathered as the rank's ep share (docs/moe.md §4).
     l.zero3_gather_bytes = 2.0 * gpu_layer_params(m, p) * weight_b;
   }
-  if (m.precision.compute == Dtype::fp8) l.fp8_weights_bytes = fp8_weight_bytes(m, p);
+  l.fp8_weights_bytes = fp8_weight_bytes(m, p);
   l.reserve_bytes = c.gpu.reserve_bytes;
   l.capacity_bytes = c.gpu.memory_bytes;
   return l;
