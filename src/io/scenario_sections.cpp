@@ -143,6 +143,8 @@ static Gpu read_gpu(const json& v, const std::string& origin, const CatalogGpu*&
     }
     const double peak = entry->peak("bf16").value_or(0);
     g.flops_per_second = flops ? *flops : peak * share.value_or(entry->default_efficiency);
+    // A rate from the peak is a GEMM rate: the memory-bound work is timed at HBM bandwidth.
+    if (!flops) g.elementwise_bytes_per_second = g.memory_bandwidth_bytes_per_second;
   } else {
     g.memory_bytes = o.quantity("memory", Dimension::bytes, gpu_memory);
     g.memory_bandwidth_bytes_per_second =

@@ -56,6 +56,7 @@ json time_json(const Context& ctx, const Evaluation& e) {
               {"attention", t.attention_seconds},
               {"recompute", t.recompute_seconds},
               {"scores_io", t.scores_io_seconds},
+              {"elementwise", t.elementwise_seconds},
               {"tp", t.tp_seconds},
               {"tp_algorithm", std::string(to_string(t.tp_collective.algorithm))},
               {"cp", t.cp_seconds},

@@ -49,6 +49,10 @@ std::string describe_time(const Context& ctx, const Evaluation& e) {
   if (t.scores_io_seconds > 0) {
     out += fmt::format("    score-matrix I/O {:>12}\n", seconds_text(t.scores_io_seconds));
   }
+  if (t.elementwise_seconds > 0) {
+    out += fmt::format("    memory-bound ops {:>12}   (norms, activations, loss at HBM bandwidth)\n",
+                       seconds_text(t.elementwise_seconds));
+  }
   if (t.tp_seconds > 0) {
     out += fmt::format("    tp traffic       {:>12}   ({} x {}, {})\n", seconds_text(t.tp_seconds),
                        t.tp_messages, seconds_text(t.tp_collective.seconds()),

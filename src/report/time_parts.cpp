@@ -18,6 +18,7 @@ std::vector<TimePart> training_parts(const TrainingTime& t) {
       {"attention", t.attention_seconds, true},
       {"recompute", t.recompute_seconds, true},
       {"score-matrix I/O", t.scores_io_seconds, true},
+      {"memory-bound ops", t.elementwise_seconds, true},
       {"tp traffic", t.tp_seconds, true},
       {"cp ring (exposed)", t.cp_exposed_seconds, true},
       {"stage sends", t.pp_seconds, true},

@@ -7,8 +7,8 @@
 
 /// The headline time of a plan cut into the parts that add up to it, for the tables of the
 /// Markdown report and the stacked bar of the HTML page (docs/output.md §md, §html).
-/// Training: a step is m micro-batch slots (dense, attention, recompute, score-matrix I/O, tp
-/// traffic, exposed cp ring, stage sends) plus the pipeline bubble, the exposed dp traffic and
+/// Training: a step is m micro-batch slots (dense, attention, recompute, score-matrix I/O,
+/// memory-bound ops, tp traffic, exposed cp ring, stage sends) plus the pipeline bubble, the exposed dp traffic and
 /// the straggler wait (model/step_time.hpp, training_time; model/evaluate.hpp). Serving: the
 /// time per output token is the decode step — the larger of the weight and KV reads and the
 /// compute, plus tp and stage traffic (model/serving/decode.hpp) — stretched by the prefills

@@ -37,6 +37,11 @@ struct Gpu {
   /// (a GPU given by numbers). MFU is reported against them (docs/output.md).
   DtypeRates peak_flops_by_dtype{};
   double reserve_bytes = 0;     ///< kept back for the framework, CUDA context, fragmentation
+  /// HBM bandwidth at which training times the memory-bound operations apart from the GEMMs
+  /// (model/elementwise.hpp): the catalog's when the FLOP rate is its bf16 peak times an
+  /// efficiency, a GEMM rate. 0 when the scenario types `flops`, an effective rate that
+  /// already covers them (the seed's "400 TFLOP/s effective").
+  double elementwise_bytes_per_second = 0;
 };
 
 struct Cluster {

@@ -42,7 +42,7 @@ struct Context {
 /// input error.
 struct MeasuredRate {
   double measured_seconds = 0;
-  double memory_traffic_seconds = 0;  ///< untiled attention's score matrices alone
+  double memory_traffic_seconds = 0;  ///< score matrices (untiled) and memory-bound ops
   double flops = 0;                   ///< the reference plan's FLOPs per micro-batch
   double flops_per_second = 0;        ///< flops / (measured − traffic); valid when measured > traffic
 };
@@ -51,7 +51,8 @@ struct MeasuredRate {
   MeasuredRate r;
   r.measured_seconds = s.workload.training.step_time_per_micro_batch_seconds;
   const Plan ref = reference_plan(s);
-  r.memory_traffic_seconds = training_time(s.model, s.cluster, ref, 1.0).scores_io_seconds;
+  const TrainingTime t = training_time(s.model, s.cluster, ref, 1.0);
+  r.memory_traffic_seconds = t.scores_io_seconds + t.elementwise_seconds;
   r.flops = micro_batch_flops(s.model, ref).total();
   if (r.measured_seconds > r.memory_traffic_seconds) {
     r.flops_per_second = r.flops / (r.measured_seconds - r.memory_traffic_seconds);

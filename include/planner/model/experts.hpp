@@ -26,21 +26,35 @@ namespace planner {
   return m.moe.imbalance;
 }
 
-/// Bytes per token of one layer's MLP tensors for 2-byte activations, `per_f` bytes per
-/// element of its f-wide tensors: per_f·f for a dense MLP. An MoE layer keeps them for each of
-/// the top-k copies of a token (times the load of the busiest rank) and for each shared expert,
-/// per_f·f_e, plus the permuted input copy, 2·h bytes per routed copy (Megatron-LM's token
-/// dispatcher keeps it for the expert GEMM's backward). Averaged over the layers.
-[[nodiscard]] inline double mlp_width_per_token(const Model& m, double per_f) noexcept {
-  const double dense = per_f * static_cast<double>(m.ffn_hidden);
+/// Elements per token of one f-wide MLP tensor, averaged over the layers: f for a dense
+/// layer; for an MoE layer f_e for each of the top-k copies of a token (times the load of the
+/// busiest rank, expert_load_factor) and for each shared expert.
+[[nodiscard]] inline double mlp_f_per_token(const Model& m) noexcept {
+  const double dense = static_cast<double>(m.ffn_hidden);
   if (!is_moe(m)) return dense;
   const double copies = static_cast<double>(m.moe.top_k) * expert_load_factor(m);
-  const double moe = per_f * static_cast<double>(m.moe.expert_ffn_hidden) *
-                         (copies + static_cast<double>(m.moe.shared_experts)) +
-                     2.0 * static_cast<double>(m.hidden) * copies;
+  const double moe = static_cast<double>(m.moe.expert_ffn_hidden) *
+                     (copies + static_cast<double>(m.moe.shared_experts));
   const double moe_layers = static_cast<double>(moe_layer_count(m));
   const double layers = static_cast<double>(blocks(m));
   return (dense * (layers - moe_layers) + moe * moe_layers) / layers;
+}
+
+/// Routed copies of a token per layer, averaged over the layers: top-k times the busiest
+/// rank's load on an MoE layer, none on a dense one.
+[[nodiscard]] inline double routed_copies_per_token(const Model& m) noexcept {
+  if (!is_moe(m)) return 0;
+  const double copies = static_cast<double>(m.moe.top_k) * expert_load_factor(m);
+  return copies * static_cast<double>(moe_layer_count(m)) / static_cast<double>(blocks(m));
+}
+
+/// Bytes per token of one layer's MLP tensors for 2-byte activations, `per_f` bytes per
+/// element of its f-wide tensors (mlp_f_per_token), plus, for MoE, the permuted input copy,
+/// 2·h bytes per routed copy (Megatron-LM's token dispatcher keeps it for the expert GEMM's
+/// backward). Averaged over the layers.
+[[nodiscard]] inline double mlp_width_per_token(const Model& m, double per_f) noexcept {
+  return per_f * mlp_f_per_token(m) +
+         2.0 * static_cast<double>(m.hidden) * routed_copies_per_token(m);
 }
 
 /// Activation bytes per token of one layer's MLP, split by tp: the c·f tensors (c = 4, or 6

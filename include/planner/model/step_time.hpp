@@ -7,6 +7,7 @@
 #include "planner/inputs/cluster.hpp"
 #include "planner/model/collectives.hpp"
 #include "planner/model/compute.hpp"
+#include "planner/model/elementwise.hpp"
 #include "planner/model/expert_traffic.hpp"
 #include "planner/model/memory.hpp"
 #include "planner/inputs/model.hpp"
@@ -47,6 +48,9 @@ struct TrainingTime {
   double attention_seconds = 0;
   double recompute_seconds = 0;
   double scores_io_seconds = 0;  ///< HBM traffic of a materialised score matrix (no flash)
+  /// Norms, activation functions, residual adds, the loss, FP8 casts, MoE permutation at HBM
+  /// bandwidth (model/elementwise.hpp); 0 when the GPU's rate is an effective one.
+  double elementwise_seconds = 0;
   std::int64_t tp_messages = 0;  ///< all-reduces (or SP's RS+AG pairs) per micro-batch
   double tp_message_bytes = 0;
   CollectiveCost tp_collective;  ///< one of those messages
@@ -78,7 +82,8 @@ struct TrainingTime {
     return expert_dp ? expert_dp->exposed_seconds : 0.0;
   }
   [[nodiscard]] double compute_seconds() const noexcept {
-    return dense_seconds + attention_seconds + recompute_seconds + scores_io_seconds;
+    return dense_seconds + attention_seconds + recompute_seconds + scores_io_seconds +
+           elementwise_seconds;
   }
   [[nodiscard]] double micro_batch_seconds() const noexcept {
     return compute_seconds() + tp_seconds + cp_exposed_seconds + pp_seconds + ep.exposed_seconds;
@@ -333,6 +338,12 @@ inline void add_expert_traffic(const Model& m, const Cluster& c, const Plan& p,
                           f.recompute_high_precision / high_precision;
     forward_seconds = (t.dense_seconds + t.attention_seconds) / 3.0;
     backward_seconds = 2.0 * forward_seconds + t.recompute_seconds;
+  }
+  if (const double bandwidth = c.gpu.elementwise_bytes_per_second; bandwidth > 0) {
+    const ElementwiseBytes e = elementwise_bytes(m, p);
+    t.elementwise_seconds = e.total() / bandwidth;
+    forward_seconds += e.forward / bandwidth;
+    backward_seconds += e.backward / bandwidth;
   }
   const StageShape g{static_cast<double>(stage_layers(m, p)),
                      static_cast<double>(m.seq_len) / static_cast<double>(p.cp),

@@ -1,0 +1,102 @@
+#pragma once
+#include "planner/inputs/cluster.hpp"
+#include "planner/inputs/model.hpp"
+#include "planner/inputs/plan.hpp"
+#include "planner/model/activations.hpp"
+#include "planner/model/experts.hpp"
+
+/// The memory-bound operations of one micro-batch on one GPU of the largest stage: the work
+/// that is not a GEMM and is timed by the bytes it moves through HBM, not by FLOPs (issue 9
+/// cause 3; docs/model.md §6a). A GEMM's time falls with a faster number format (FP8); these
+/// do not, and FP8 adds its own casts.
+///
+/// Each operation y = g(x) reads its inputs and writes its output once in the forward pass;
+/// its backward reads the saved inputs and the output's gradient and writes the inputs'
+/// gradients. Per token and layer, in elements of the activation dtype (fused kernels as
+/// Megatron-LM and Transformer Engine run them):
+///
+/// | operation                                   | forward      | backward     | split by        |
+/// |---------------------------------------------|--------------|--------------|-----------------|
+/// | 2 norms (input, pre-MLP)                    | 2 × 2h       | 2 × 3h       | tp only with SP |
+/// | 2 bias-dropout-adds (after attention, MLP)  | 2 × 3h       | 2 × 2h       | tp only with SP |
+/// | MLP activation, gated (SwiGLU: gate, up)    | 3f           | 5f           | tp              |
+/// | MLP activation, GeLU                        | 2f           | 3f           | tp              |
+/// | MoE permute + unpermute, k routed copies    | 2h(1 + k)    | 2h(1 + k)    | tp only with SP |
+///
+/// (norm: read x, write y; backward read x and dy, write dx. Bias-dropout-add: read the
+/// branch and the residual, write the sum; backward read dy, write the branch's gradient, the
+/// residual's passing through. SwiGLU silu(g)·u: read g and u, write the product; backward
+/// read g, u and dy, write dg and du. MoE permutation: Megatron-LM moe_utils.permute copies each
+/// token to its k experts, unpermute gathers the k copies back, h each way per copy.)
+/// The attention core's own traffic is inside the attention kernel (FlashAttention) or in
+/// step_time.hpp's score-matrix I/O (untiled); rotary embeddings (a read and write of Q and K)
+/// are not counted.
+///
+/// The loss on the stage that holds the output layer (the timed stage, as its FLOPs count the
+/// output layer's GEMM, compute.hpp): Megatron-LM's vocab-parallel cross-entropy
+/// (tensor_parallel/cross_entropy.py) casts the V/tp logits of each token to fp32 and makes
+/// about seven passes over them (the cast's read and write, the max, the subtract-exp, the
+/// sum, the backward's read and its write of the gradient): 28 bytes per logit, once per
+/// head (1 + mtp_layers).
+///
+/// FP8 GEMMs (model.precision.compute fp8): Transformer Engine casts each GEMM input that is
+/// not already FP8 with a fused cast-transpose (transformer_engine/common/transpose/
+/// cast_transpose.cu): read 2 bytes, write the FP8 tensor and its transpose, 1 byte each, 4
+/// bytes per element. Forward: the output projection's input (the attention core's width)
+/// and the second MLP GEMM's input (f); the QKV and first MLP inputs come out of
+/// LayerNormLinear's norm already in FP8. Backward: the gradient of every GEMM's output —
+/// QKV (h + 2·h_kv), the output projection (h), the first MLP GEMM (2f gated, f), the second
+/// (h).
+///
+/// Full recompute runs the forward operations once more.
+
+namespace planner {
+
+struct ElementwiseBytes {
+  double forward = 0;   ///< bytes through HBM in the forward pass (and its recompute)
+  double backward = 0;  ///< bytes through HBM in the backward pass
+  [[nodiscard]] double total() const noexcept { return forward + backward; }
+};
+
+/// HBM bytes of the memory-bound operations of one micro-batch on one GPU of the largest
+/// stage (the table above).
+[[nodiscard]] inline ElementwiseBytes elementwise_bytes(const Model& m, const Plan& p) noexcept {
+  const double tokens = static_cast<double>(m.seq_len) / static_cast<double>(p.cp) *
+                        static_cast<double>(p.micro_batch);
+  const double tp = static_cast<double>(p.tp);
+  const double sp_split = p.sequence_parallel ? tp : 1.0;
+  const double h = static_cast<double>(m.hidden);
+  const double f = mlp_f_per_token(m);
+  const double k = routed_copies_per_token(m);
+  // The permutation's "1 +" (the token itself, read on the way out, written on the way back)
+  // counts on MoE layers only, as k does (both averaged over the layers).
+  const double moe_share = is_moe(m) ? static_cast<double>(moe_layer_count(m)) /
+                                           static_cast<double>(blocks(m))
+                                     : 0.0;
+  const double act = bytes_of(m.precision.activations);
+  const double layers = static_cast<double>(stage_layers(m, p));
+
+  const double fwd_replicated = 4.0 * h + 6.0 * h + 2.0 * h * (moe_share + k);
+  const double bwd_replicated = 6.0 * h + 4.0 * h + 2.0 * h * (moe_share + k);
+  const double fwd_f = m.gated_mlp ? 3.0 * f : 2.0 * f;
+  const double bwd_f = m.gated_mlp ? 5.0 * f : 3.0 * f;
+  double fwd = act * (fwd_replicated / sp_split + fwd_f / tp);
+  double bwd = act * (bwd_replicated / sp_split + bwd_f / tp);
+  if (m.precision.compute == Dtype::fp8) {
+    constexpr double cast_bytes = 4.0;  // read 2 B, write FP8 and its transpose
+    const double gemm_out_f = m.gated_mlp ? 2.0 * f : f;
+    fwd += cast_bytes * (attention_core_width(m) + f) / tp;
+    bwd += cast_bytes * ((h + 2.0 * kv_hidden(m) + gemm_out_f) / tp + 2.0 * h / sp_split);
+  }
+  if (p.recompute == Recompute::full) fwd *= 2.0;
+  ElementwiseBytes b{fwd * tokens * layers, bwd * tokens * layers};
+
+  constexpr double loss_bytes_per_logit = 28.0;
+  const double heads = 1.0 + static_cast<double>(m.mtp_layers);
+  const double loss = loss_bytes_per_logit * heads * static_cast<double>(m.vocab) / tp * tokens;
+  b.forward += loss * 5.0 / 7.0;  // the cast's read and write, max, subtract-exp, sum
+  b.backward += loss * 2.0 / 7.0;
+  return b;
+}
+
+}  // namespace planner

@@ -1,0 +1,114 @@
+// Memory-bound operations (issue 9 cause 3; model/elementwise.hpp, docs/model.md §6a): the HBM
+// bytes of one micro-batch worked by hand from the operations' reads and writes, and when the
+// time model charges them (a catalog GPU's GEMM rate) and when not (a typed effective rate).
+#include <catch2/catch.hpp>
+
+#include "planner/io/context.hpp"
+#include "planner/io/scenario_json.hpp"
+#include "planner/model/elementwise.hpp"
+#include "planner/model/evaluate.hpp"
+
+using namespace planner;
+using nlohmann::json;
+
+namespace {
+
+// h 1024, 16 heads, 4 KV heads (h_kv 256), SwiGLU f 2816, V 32000, s 2048, 4 layers, bf16.
+Model small_gated() {
+  Model m;
+  m.layers = 4;
+  m.hidden = 1024;
+  m.heads = 16;
+  m.kv_heads = 4;
+  m.ffn_hidden = 2816;
+  m.gated_mlp = true;
+  m.vocab = 32000;
+  m.seq_len = 2048;
+  return m;
+}
+
+Plan tp2_sp() {
+  Plan p;
+  p.tp = 2;
+  p.sequence_parallel = true;
+  p.micro_batch = 1;
+  p.recompute = Recompute::selective;
+  p.flash_attention = true;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("memory-bound bytes of a dense SwiGLU layer, worked by hand", "[elementwise]") {
+  // Per token and layer, elements (2 bytes each):
+  //   forward: norms 2·2h + bias-dropout-adds 2·3h = 10h = 10240, split by tp under SP → 5120;
+  //            SwiGLU 3f = 8448, split by tp → 4224; 9344 elements = 18688 bytes.
+  //   backward: norms 2·3h + adds 2·2h = 10h → 5120; SwiGLU 5f = 14080 → 7040; 12160 = 24320 B.
+  // 2048 tokens × 4 layers = 8192 token-layers: forward 153,092,096 B, backward 199,229,440 B.
+  // Loss: 28 bytes per logit × V/tp = 16000 logits × 2048 tokens = 917,504,000 B, 5/7 forward.
+  const ElementwiseBytes b = elementwise_bytes(small_gated(), tp2_sp());
+  CHECK(b.forward == Approx(153092096.0 + 917504000.0 * 5.0 / 7.0));
+  CHECK(b.backward == Approx(199229440.0 + 917504000.0 * 2.0 / 7.0));
+  CHECK(b.total() == Approx(1269825536.0));
+}
+
+TEST_CASE("memory-bound bytes: no SP keeps the norms whole, full recompute repeats the forward",
+          "[elementwise]") {
+  Plan p = tp2_sp();
+  p.sequence_parallel = false;
+  // Without SP each tp rank runs the norms and adds on every token: 10h = 10240 elements
+  // forward and backward instead of 5120: 2 × 5120 × 2 B × 8192 token-layers more.
+  const double more = 2.0 * 5120.0 * 2.0 * 8192.0;
+  CHECK(elementwise_bytes(small_gated(), p).total() == Approx(1269825536.0 + more));
+  p = tp2_sp();
+  p.recompute = Recompute::full;
+  // The layers' forward (153,092,096 B) once more; the loss is not recomputed.
+  CHECK(elementwise_bytes(small_gated(), p).total() == Approx(1269825536.0 + 153092096.0));
+}
+
+TEST_CASE("memory-bound bytes: FP8 adds Transformer Engine's cast-transposes", "[elementwise]") {
+  Model m = small_gated();
+  m.precision.compute = Dtype::fp8;
+  // 4 bytes per cast element (read 2, write the FP8 tensor and its transpose).
+  //   forward: the projection input h = 1024 and the second MLP input f = 2816, over tp:
+  //            1920 elements → 7680 B;
+  //   backward: output gradients of QKV (h + 2·256 = 1536), the first MLP GEMM (2f = 5632)
+  //            over tp = 3584, of the projection and the second MLP GEMM (h each) over tp
+  //            under SP = 1024: 4608 elements → 18432 B. Per token-layer 26112 B × 8192.
+  const double casts = 26112.0 * 8192.0;
+  CHECK(elementwise_bytes(m, tp2_sp()).total() == Approx(1269825536.0 + casts));
+}
+
+TEST_CASE("memory-bound ops are timed for a catalog GPU's GEMM rate, not a typed rate",
+          "[elementwise]") {
+  const json model = {{"layers", 4},      {"hidden", 1024}, {"heads", 16},
+                      {"kv_heads", 4},    {"ffn_hidden", 2816}, {"gated_mlp", true},
+                      {"vocab", 32000},   {"seq_len", 2048}};
+  json doc = {{"model", model},
+              {"cluster",
+               {{"nodes", 1},
+                {"gpus_per_node", 8},
+                {"gpu", {{"catalog", "H100-SXM"}}},
+                {"intra_node", {{"bandwidth", "450 GB/s"}, {"latency", "3 us"}}},
+                {"inter_node", {{"bandwidth", "50 GB/s"}, {"latency", "10 us"}}}}},
+              {"workload", {{"kind", "training"}, {"global_batch_tokens", 1048576}}}};
+  const std::string origin = std::string(PLANNER_SOURCE_DIR) + "/tests/data/scenario.json";
+  Plan p = tp2_sp();
+  p.dp = 4;
+  p.grad_accum = 32;
+  {
+    const Context ctx = make_context(load_scenario(doc, origin));
+    const TrainingTime t = training_time(ctx.model, ctx.cluster, p, ctx.flops_per_second);
+    // data/gpus.json H100-SXM: 3.35 TB/s of HBM. 1,269,825,536 B / 3.35e12 B/s = 379.05 µs.
+    CHECK(t.elementwise_seconds == Approx(1269825536.0 / 3.35e12));
+    CHECK(t.compute_seconds() ==
+          Approx(t.dense_seconds + t.attention_seconds + t.recompute_seconds +
+                 1269825536.0 / 3.35e12));
+  }
+  // A typed effective rate already covers the memory-bound work (the seed's "400 TFLOP/s
+  // effective"): nothing is added.
+  doc["cluster"]["gpu"]["flops"] = "400 TFLOP/s";
+  const Context typed = make_context(load_scenario(doc, origin));
+  CHECK(training_time(typed.model, typed.cluster, p, typed.flops_per_second)
+            .elementwise_seconds == 0.0);
+}
