@@ -24,6 +24,11 @@ std::string megatron_arguments(const Context& ctx, const Plan& p) {
   auto add = [&](std::string a) { args.push_back(std::move(a)); };
   add(fmt::format("--tensor-model-parallel-size {}", p.tp));
   add(fmt::format("--pipeline-model-parallel-size {}", p.pp));
+  if (p.virtual_stages > 1) {
+    // arguments.py: layers per model chunk; the virtual pipeline size is L/(pp·this).
+    add(fmt::format("--num-layers-per-virtual-pipeline-stage {}",
+                    ctx.model.layers / (p.pp * p.virtual_stages)));
+  }
   add(fmt::format("--context-parallel-size {}", p.cp));
   if (is_moe(m)) {
     // megatron/core/transformer/moe/README.md (its table of MoE arguments); expert tensor

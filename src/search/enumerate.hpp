@@ -58,13 +58,14 @@ inline void fill_divisors(std::int64_t n, std::vector<std::int64_t>& out) {
 /// time step) keeps them below the model's own rounded figures.
 inline constexpr double bound_margin = 1.0 - 1e-9;
 
-/// Pruning bound 1, from the FLOPs alone: a training step is (m + pp − 1) slots of at least
+/// Pruning bound 1, from the FLOPs alone: a training step is m + (pp − 1)/v slots of at least
 /// the micro-batch's compute (dense + attention + recompute FLOPs at the effective rate; the
 /// score-matrix traffic, communication, bubble excess and exposed data-parallel traffic are
-/// all ≥ 0), so seconds per token ≥ (m + pp − 1)·FLOPs/F / (dp·b·m·s).
+/// all ≥ 0; v the plan's virtual stages, schedule.hpp `bubble_slots`), so seconds per token
+/// ≥ (m + (pp − 1)/v)·FLOPs/F / (dp·b·m·s).
 inline double compute_bound(const Context& ctx, const Plan& p) {
   const double flops = micro_batch_flops(ctx.model, p).total();
-  const double slots = static_cast<double>(p.grad_accum + p.pp - 1);
+  const double slots = static_cast<double>(p.grad_accum) + bubble_slots(p);
   const double tokens = static_cast<double>(p.dp) * static_cast<double>(p.micro_batch) *
                         static_cast<double>(p.grad_accum) * static_cast<double>(ctx.model.seq_len);
   return slots * (flops / ctx.flops_per_second) / tokens * bound_margin;
@@ -167,6 +168,13 @@ struct Scratch {
   std::unordered_map<std::int64_t, std::pair<std::size_t, std::size_t>> mb_by_dp;
 };
 
+/// Whether the interleaved schedule can run micro-batch `mb` of the group: v > 1 needs the
+/// micro-batches per step divisible by pp (Megatron-LM's rule, legality.hpp).
+inline bool schedule_allows(const Group& g, std::size_t mb, const std::vector<std::int64_t>& mb_pool) {
+  if (g.base.virtual_stages <= 1) return true;
+  return (g.per_replica / mb_pool[g.micro_batches + mb]) % g.base.pp == 0;
+}
+
 /// The group's plan with a recompute choice and a micro-batch (ZeRO 0, no SP).
 inline Plan configured(const Group& g, std::size_t choice, std::size_t mb,
                 const std::vector<std::int64_t>& mb_pool) {
@@ -191,8 +199,30 @@ inline void place(Group& g, const SearchFilter& filter, const Cluster& c, Scratc
   g.placement_count = s.placement_pool.size() - g.placements;
 }
 
+/// Adds the group of `base` (its degrees and virtual stages) with its micro-batches (the
+/// divisors of its per-replica share, listed once per dp) and hands it to `visit`.
+template <typename Visit>
+inline void add_group(const Context& ctx, const Plan& base, Scratch& s, Visit&& visit) {
+  Group g;
+  g.base = base;
+  g.per_replica = sequences_per_replica(ctx, base.dp);
+  auto [known, added] = s.mb_by_dp.try_emplace(base.dp);
+  if (added) {
+    fill_divisors(g.per_replica, s.micro_batches);
+    known->second = {s.mb_pool.size(), s.micro_batches.size()};
+    s.mb_pool.insert(s.mb_pool.end(), s.micro_batches.begin(), s.micro_batches.end());
+  }
+  g.micro_batches = known->second.first;
+  g.micro_batch_count = known->second.second;
+  budget.spend(static_cast<std::int64_t>(g.micro_batch_count));
+  s.groups.push_back(g);
+  visit(static_cast<std::uint32_t>(s.groups.size() - 1));
+}
+
 /// Every (tp, cp, pp, dp) factorisation of the world in enumeration order that passes the
-/// filter and the group checks, each handed to `visit` after its micro-batches are listed;
+/// filter and the group checks, with pp > 1 once per number of virtual stages v (v dividing
+/// the L/pp layers of a stage, so pp·v divides L: Megatron-LM's rule; interleaved 1F1B,
+/// schedule.hpp), each handed to `visit` after its micro-batches are listed;
 /// `out`, when given, gets the others as divisibility and batch rejections.
 template <typename Visit>
 inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scratch& s,
@@ -256,20 +286,14 @@ inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scr
           folded.etp = etp == tp ? 0 : etp;
           if (filter.etp && *filter.etp != etp) continue;
           if (!passes_axes(filter, folded)) continue;
-          Group g;
-          g.base = folded;
-          g.per_replica = sequences_per_replica(ctx, base.dp);
-          auto [known, added] = s.mb_by_dp.try_emplace(base.dp);
-          if (added) {
-            fill_divisors(g.per_replica, s.micro_batches);
-            known->second = {s.mb_pool.size(), s.micro_batches.size()};
-            s.mb_pool.insert(s.mb_pool.end(), s.micro_batches.begin(), s.micro_batches.end());
+          // Interleaved 1F1B: each v dividing the L/pp layers of a stage (pp·v divides L,
+          // Megatron-LM's rule, model/legality.hpp), v = 1 first.
+          const std::int64_t layers_per_stage = folded.pp > 1 ? m.layers / folded.pp : 1;
+          for (std::int64_t v = 1; v <= layers_per_stage; ++v) {
+            if (v > 1 && m.layers % (folded.pp * v) != 0) continue;
+            folded.virtual_stages = v;
+            add_group(ctx, folded, s, visit);
           }
-          g.micro_batches = known->second.first;
-          g.micro_batch_count = known->second.second;
-          budget.spend(static_cast<std::int64_t>(g.micro_batch_count));
-          s.groups.push_back(g);
-          visit(static_cast<std::uint32_t>(s.groups.size() - 1));
         }
       }
     }

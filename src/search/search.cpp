@@ -63,6 +63,7 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
         if (base.cp > 1 && !rc.flash) continue;  // ring attention needs tiled attention
         for (int sp = 0; sp <= (base.tp > 1 ? 1 : 0); ++sp) {
           for (std::size_t i = 0; i < mb_count; ++i) {
+            if (!schedule_allows(g, i, s.mb_pool)) continue;
             Plan p = base;
             p.zero = zero;
             p.recompute = rc.recompute;
@@ -135,6 +136,7 @@ void enumerate_winner(const Context& ctx, const SearchFilter& filter, Scratch& s
       if (filter.recompute && *filter.recompute != rc.recompute) continue;
       if (filter.flash_attention && *filter.flash_attention != rc.flash) continue;
       for (std::size_t i = 0; i < g.micro_batch_count; ++i) {
+        if (!schedule_allows(g, i, s.mb_pool)) continue;
         s.candidates.push_back({compute_bound(ctx, configured(g, choice, i, s.mb_pool)),
                                 candidate_order(group_index, choice, i)});
       }

@@ -74,6 +74,12 @@ TEST_CASE("Megatron-LM arguments round-trip to the recommended plan", "[export]"
         a.count("--recompute-granularity") ? a.at("--recompute-granularity") : "none";
     CHECK(recompute == best.at("recompute"));
     CHECK((a.at("--attention-backend") == "flash") == best.at("flash_attention").get<bool>());
+    // Interleaving: L / (pp · layers per virtual stage) model chunks per pipeline rank.
+    const std::int64_t v = a.count("--num-layers-per-virtual-pipeline-stage")
+                               ? integer(a, "--num-layers") /
+                                     (pp * integer(a, "--num-layers-per-virtual-pipeline-stage"))
+                               : 1;
+    CHECK(v == best.value("virtual_stages", std::int64_t{1}));
   }
 }
 

@@ -139,19 +139,20 @@ TEST_CASE("plan --format html: the SVG elements carry the ledger's and the step'
   CHECK(ranked.size() == 5);
 }
 
-TEST_CASE("plan --format html: the pipeline schedule of 1F1B ends after m + p - 1 slots",
+TEST_CASE("plan --format html: the pipeline schedule ends after m + (p - 1)/v slots",
           "[pictures][B]") {
   const auto r = run({"plan", "scenarios/b.json", "--format", "html", "--no-thresholds"});
   REQUIRE(r.code == 0);
   // The recommendation has no pipeline (pp = 1, m = 8): 8 slots. The best plan with pipeline
-  // stages, pp 8 with m = 245 micro-batches: 245 + 8 - 1 = 252 slots (Narayanan et al. 2021,
-  // arXiv 2104.04473, §2.2.1: the bubble is p - 1 slots).
+  // stages is pp 2 with m = 16 micro-batches, interleaved with v = 4 model chunks per stage:
+  // 16 + (2 - 1)/4 = 16.25 slots (Narayanan et al. 2021, arXiv 2104.04473, §2.2.2: the
+  // interleaved bubble is (p - 1)/v slots).
   const auto slots = attribute_values(r.out, R"(g class="schedule-end")", "data-slots");
   REQUIRE(slots.size() == 2);
   CHECK(std::stod(slots[0]) == Approx(8));
-  CHECK(std::stod(slots[1]) == Approx(252));
-  // 2·p·m passes: 2·1·8 + 2·8·245.
-  CHECK(attribute_values(r.out, R"(rect [^>]*class="pass )", "data-stage").size() == 16 + 3920);
+  CHECK(std::stod(slots[1]) == Approx(16.25));
+  // 2·p·v·m passes: 2·1·1·8 + 2·2·4·16.
+  CHECK(attribute_values(r.out, R"(rect [^>]*class="pass )", "data-stage").size() == 16 + 256);
 }
 
 TEST_CASE("plan --format html: an interleaved pinned plan's schedule", "[pictures][B]") {

@@ -56,6 +56,7 @@ inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis:
       if (p.tp > 1 && p.zero == 3) return "DeepSpeed's AutoTP training takes ZeRO-2 at most";
       if (p.tp > 1 && p.sequence_parallel) return "DeepSpeed's AutoTP does not shard the sequence";
       if (p.recompute == Recompute::selective) return "DeepSpeed recomputes whole layers only";
+      if (p.virtual_stages > 1) return "DeepSpeed's pipeline engine runs plain 1F1B, not interleaved";
       return {};
   }
   return {};

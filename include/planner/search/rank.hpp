@@ -46,6 +46,7 @@ struct RankKey {
   int pipeline = 0;             ///< 1 with pipeline stages
   int crossing_axes = 0;        ///< tp, cp or pp groups that leave the node
   double inter_node_bytes = 0;  ///< per token: the scarce tier's traffic
+  std::int64_t virtual_stages = 1;  ///< fewer model chunks per stage (a simpler schedule)
   double exact_time = 0;        ///< the unquantised time, to order plans within a step ...
   double memory_bytes = 0;      ///< ... only after simplicity and then memory headroom
   int zero = 0;
@@ -58,8 +59,8 @@ struct RankKey {
 
   [[nodiscard]] auto tie() const noexcept {
     return std::tie(misses_slo, band, time, throughput, model_axes, pipeline, crossing_axes,
-                    inter_node_bytes, memory_bytes, exact_time, zero, recompute, dp, tp, pp, cp,
-                    ep, etp_split, micro_batch, flash, sp, placement);
+                    inter_node_bytes, virtual_stages, memory_bytes, exact_time, zero, recompute,
+                    dp, tp, pp, cp, ep, etp_split, micro_batch, flash, sp, placement);
   }
   friend bool operator<(const RankKey& a, const RankKey& b) noexcept { return a.tie() < b.tie(); }
 };
@@ -76,9 +77,10 @@ struct RankKey {
 /// Then, at equal time: fewer model-parallel axes, no pipeline, fewer axes crossing nodes
 /// (Narayanan et al. 2021 §3.3: tensor parallelism inside a node, pipeline across), fewer
 /// bytes per token on the inter-node tier (the shared, scarcest resource, where jitter and
-/// contention the time model cannot see land), lower peak memory (the headroom a free ZeRO
-/// stage or sequence parallelism buys), lower ZeRO stage, less recompute, then a canonical
-/// order of the plan's fields.
+/// contention the time model cannot see land), fewer virtual pipeline stages (interleaved
+/// 1F1B's v× stage messages; plain 1F1B when it is as fast), lower peak memory (the headroom a
+/// free ZeRO stage or sequence parallelism buys), lower ZeRO stage, less recompute, then a
+/// canonical order of the plan's fields.
 [[nodiscard]] inline RankKey rank_key(const Context& ctx, const Evaluation& e) noexcept {
   RankKey k;
   const Plan& p = e.plan;
@@ -103,6 +105,7 @@ struct RankKey {
   k.memory_bytes = e.memory.total_bytes();
   k.zero = p.zero;
   k.recompute = static_cast<int>(p.recompute);
+  k.virtual_stages = p.virtual_stages;
   k.dp = p.dp;
   k.tp = p.tp;
   k.pp = p.pp;
