@@ -70,9 +70,7 @@ struct ElementwiseBytes {
   const double k = routed_copies_per_token(m);
   // The permutation's "1 +" (the token itself, read on the way out, written on the way back)
   // counts on MoE layers only, as k does (both averaged over the layers).
-  const double moe_share = is_moe(m) ? static_cast<double>(moe_layer_count(m)) /
-                                           static_cast<double>(blocks(m))
-                                     : 0.0;
+  const double moe_share = moe_layer_share(m);
   const double act = bytes_of(m.precision.activations);
   const double layers = static_cast<double>(stage_layers(m, p));
 

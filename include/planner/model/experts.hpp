@@ -26,6 +26,13 @@ namespace planner {
   return m.moe.imbalance;
 }
 
+/// The share of the blocks that are MoE layers (0 for a dense model): what a per-layer MoE
+/// quantity is weighted by when averaged over the layers.
+[[nodiscard]] inline double moe_layer_share(const Model& m) noexcept {
+  if (!is_moe(m)) return 0;
+  return static_cast<double>(moe_layer_count(m)) / static_cast<double>(blocks(m));
+}
+
 /// Elements per token of one f-wide MLP tensor, averaged over the layers: f for a dense
 /// layer; for an MoE layer f_e for each of the top-k copies of a token (times the load of the
 /// busiest rank, expert_load_factor) and for each shared expert.
@@ -35,9 +42,8 @@ namespace planner {
   const double copies = static_cast<double>(m.moe.top_k) * expert_load_factor(m);
   const double moe = static_cast<double>(m.moe.expert_ffn_hidden) *
                      (copies + static_cast<double>(m.moe.shared_experts));
-  const double moe_layers = static_cast<double>(moe_layer_count(m));
-  const double layers = static_cast<double>(blocks(m));
-  return (dense * (layers - moe_layers) + moe * moe_layers) / layers;
+  const double share = moe_layer_share(m);
+  return dense * (1.0 - share) + moe * share;
 }
 
 /// Routed copies of a token per layer, averaged over the layers: top-k times the busiest
@@ -45,7 +51,7 @@ namespace planner {
 [[nodiscard]] inline double routed_copies_per_token(const Model& m) noexcept {
   if (!is_moe(m)) return 0;
   const double copies = static_cast<double>(m.moe.top_k) * expert_load_factor(m);
-  return copies * static_cast<double>(moe_layer_count(m)) / static_cast<double>(blocks(m));
+  return copies * moe_layer_share(m);
 }
 
 /// Bytes per token of one layer's MLP tensors for 2-byte activations, `per_f` bytes per
@@ -75,8 +81,7 @@ namespace planner {
 /// kept for the softmax's backward; not split by tp.
 [[nodiscard]] inline double router_activation_bytes_per_token(const Model& m) noexcept {
   if (!is_moe(m)) return 0;
-  return 4.0 * static_cast<double>(m.moe.experts) *
-         static_cast<double>(moe_layer_count(m)) / static_cast<double>(blocks(m));
+  return 4.0 * static_cast<double>(m.moe.experts) * moe_layer_share(m);
 }
 
 }  // namespace planner
