@@ -177,6 +177,7 @@ TrafficNote dp_note(const Context& ctx, const Evaluation& e) {
   n.tier = tier_name(ctx.cluster, d.tier);
   n.message_bytes = d.gradient_bytes;
   n.seconds_per_step = d.comm_seconds;
+  n.whole_buffer_seconds_per_step = d.whole_buffer_seconds;
   n.compute_seconds_per_step = t.compute_seconds() * accum;
   n.exposed_seconds_per_step = d.exposed_seconds;
   n.messages_per_step = d.collectives_per_step;

@@ -115,6 +115,9 @@ json traffic_json(const Context& ctx, const Evaluation& e, const std::vector<Tra
                        {"message_bytes", n.message_bytes},
                        {"messages_per_step", n.messages_per_step},
                        {"seconds_per_step", n.seconds_per_step},
+                       {"whole_buffer_seconds_per_step", n.whole_buffer_seconds_per_step > 0
+                                                             ? n.whole_buffer_seconds_per_step
+                                                             : n.seconds_per_step},
                        {"compute_seconds_per_step", n.compute_seconds_per_step},
                        {"exposed_seconds_per_step", n.exposed_seconds_per_step},
                        {"critical_path", n.critical_path},

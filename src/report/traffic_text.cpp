@@ -114,12 +114,14 @@ std::string dp_summary(const Evaluation& e, const TrafficNote& n, const DpFacts&
         seconds_text(f.dense_one_sequence_seconds));
   }
   return fmt::format(
-      "{} {}: {} of the {} gradient over {} ranks on {} ({}), {} per step = {:.1f} % of "
+      "{} {}: {} of the {} gradient over {} ranks on {} ({}), {} per step in buckets of one "
+      "layer ({} with one collective per buffer) = {:.1f} % of "
       "the {} of compute in a step; exposed {}{}; hides down to {}; within a {:.0f} % "
       "communication budget down to {}{}",
       traffic_axis_name(n.axis), d.ranks, traffic_collective(n), bytes_text(d.gradient_bytes),
       d.ranks,
       n.tier, gb_per_s(f.tier_bandwidth), seconds_text(d.comm_seconds),
+      seconds_text(d.whole_buffer_seconds),
       100 * d.comm_seconds / n.compute_seconds_per_step, seconds_text(n.compute_seconds_per_step),
       seconds_text(d.exposed_seconds), f.edge_buckets_only ? " (the first and last buckets)" : "",
       n.hide_bandwidth > 0 ? gb_per_s(n.hide_bandwidth) : "no bandwidth (latency-bound)",

@@ -112,3 +112,36 @@ TEST_CASE("memory-bound ops are timed for a catalog GPU's GEMM rate, not a typed
   CHECK(training_time(typed.model, typed.cluster, p, typed.flops_per_second)
             .elementwise_seconds == 0.0);
 }
+
+TEST_CASE("untiled attention's score traffic, kernel by kernel, worked by hand", "[elementwise]") {
+  // Megatron-LM's CoreAttention without flash: QKᵀ, softmax, dropout, ·V, each through HBM.
+  // Per score element at 2-byte activations and 1-byte masks: forward write 2 (QKᵀ) + read 2
+  // write 2 (softmax) + read 2 write 2 and 1 (dropout) + read 2 (·V) = 13 bytes; backward
+  // write 2 read 2 (·V's dP' and dV) + read 2 and 1 write 2 (dropout) + read 4 write 2
+  // (softmax) + read 4 (dQ, dK) = 19 bytes.
+  const ScoreTraffic k = score_traffic(2.0);
+  CHECK(k.forward_bytes_per_element == 13.0);
+  CHECK(k.backward_bytes_per_element == 19.0);
+
+  Model m = small_gated();
+  Cluster c;
+  c.gpu.memory_bandwidth_bytes_per_second = 2e12;
+  c.gpu.flops_per_second = 1e14;
+  c.tiers = {Tier{300e9, 5e-6, 8, true, "intra_node"}, Tier{50e9, 10e-6, 0, false, "inter_node"}};
+  c.nodes = 1;
+  c.gpus_per_node = 8;
+  Plan p = tp2_sp();
+  p.flash_attention = false;
+  p.recompute = Recompute::none;
+  // Score elements per layer and rank: 16 heads / tp 2 × 2048 × 2048 × b 1 = 33,554,432.
+  // No recompute: (13 + 19) B × 33,554,432 × 4 layers = 4,294,967,296 B = 2.147 ms at 2 TB/s.
+  CHECK(training_time(m, c, p, c.gpu.flops_per_second).scores_io_seconds ==
+        Approx(4294967296.0 / 2e12));
+  // Selective recompute runs the forward kernels again: (2 × 13 + 19) B per element.
+  p.recompute = Recompute::selective;
+  CHECK(training_time(m, c, p, c.gpu.flops_per_second).scores_io_seconds ==
+        Approx(45.0 * 33554432.0 * 4.0 / 2e12));
+  // FlashAttention keeps the scores on chip.
+  p.flash_attention = true;
+  CHECK(training_time(m, c, p, c.gpu.flops_per_second).scores_io_seconds == 0.0);
+}

@@ -159,6 +159,9 @@ struct TrafficNote {
   double message_bytes = 0;
   double messages_per_step = 0;
   double seconds_per_step = 0;     ///< all of this axis's traffic in one step
+  /// The same traffic with one latency per buffer instead of one per bucket (data
+  /// parallelism's bucketed collectives; equal to seconds_per_step for the other axes).
+  double whole_buffer_seconds_per_step = 0;
   double compute_seconds_per_step = 0;
   double exposed_seconds_per_step = 0;
   bool critical_path = false;      ///< cannot overlap compute (tp, pp)

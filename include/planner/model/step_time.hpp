@@ -32,7 +32,13 @@ struct DataParallelTraffic {
   /// The stage's buffer-sized collective, the one its traffic is named by: the all-reduce
   /// (ZeRO-0), the reduce-scatter (ZeRO-1, 2) or the all-gather (ZeRO-3).
   CollectiveCost buffer;
-  double comm_seconds = 0;      ///< all DP collectives of the step
+  double comm_seconds = 0;      ///< all DP collectives of the step, each bucket its own latency
+  /// The same collectives with one latency each, every buffer moved as one collective: the
+  /// α–β figure of the worked solution (its "630 ms + 1.9 ms = 632 ms" for A).
+  double whole_buffer_seconds = 0;
+  /// Buckets one buffer is issued in: one per layer of the stage (comm_seconds pays each
+  /// bucket's latency; issue 9 cause 1).
+  double buckets = 1;
   double exposed_seconds = 0;   ///< what the backward/forward windows cannot hide
   double bytes_per_step = 0;    ///< buffer bytes the rank's collectives carry per step
   /// Buffer-sized collectives per step (an all-reduce, a reduce-scatter or an all-gather of
@@ -123,37 +129,48 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
   t.gradient_bytes = bytes_of(m.precision.gradients) * params;
   if (t.ranks <= 1) return;
   const double buckets = static_cast<double>(stage_layers(m, p));
+  t.buckets = buckets;
   const double bucket_bytes = t.gradient_bytes / buckets;
   const double n = static_cast<double>(p.grad_accum);
   const double share = static_cast<double>(t.ranks - 1) / static_cast<double>(t.ranks);
   auto cost = [&](Collective op, double bytes) {
     return cheapest_collective(op, t.ranks, bytes, tier);
   };
-  // Only the collectives the stage runs: the all-reduce for ZeRO-0, else the pair.
+  // Only the collectives the stage runs: the all-reduce for ZeRO-0, else the pair. A buffer
+  // is issued bucket by bucket, and every bucket is a collective of its own that pays the
+  // algorithm's latency (issue 9 cause 1: one layer's all-gather over 2,048 ranks is ~20 ms
+  // of latency alone), so a buffer costs `buckets` bucket collectives; `whole` keeps the
+  // one-collective figure the explanation quotes beside it.
   double ar = 0, rs = 0, ag = 0, ar_bucket = 0, rs_bucket = 0, ag_bucket = 0;
+  double ar_whole = 0, rs_whole = 0, ag_whole = 0;
   if (p.zero == 0) {
     t.buffer = cost(Collective::all_reduce, t.gradient_bytes);
-    ar = t.buffer.seconds();
+    ar_whole = t.buffer.seconds();
     ar_bucket = cost(Collective::all_reduce, bucket_bytes).seconds();
+    ar = buckets * ar_bucket;
   } else {
     const CollectiveCost reduce_scatter = cost(Collective::reduce_scatter, t.gradient_bytes);
     const CollectiveCost all_gather = cost(Collective::all_gather, t.gradient_bytes);
     t.buffer = p.zero < 3 ? reduce_scatter : all_gather;
-    rs = reduce_scatter.seconds();
-    ag = all_gather.seconds();
+    rs_whole = reduce_scatter.seconds();
+    ag_whole = all_gather.seconds();
     rs_bucket = cost(Collective::reduce_scatter, bucket_bytes).seconds();
     ag_bucket = cost(Collective::all_gather, bucket_bytes).seconds();
+    rs = buckets * rs_bucket;
+    ag = buckets * ag_bucket;
   }
   switch (p.zero) {
     case 0:
       t.collectives_per_step = 1.0;
       t.comm_seconds = ar;
+      t.whole_buffer_seconds = ar_whole;
       t.exposed_seconds = exposed_seconds(ar, ar_bucket, backward_seconds);
       t.bytes_per_step = 2.0 * share * t.gradient_bytes;
       break;
     case 1:
       t.collectives_per_step = 2.0;
       t.comm_seconds = rs + ag;
+      t.whole_buffer_seconds = rs_whole + ag_whole;
       t.exposed_seconds = exposed_seconds(rs, rs_bucket, backward_seconds) +
                           exposed_seconds(ag, ag_bucket, forward_seconds);
       t.bytes_per_step = 2.0 * share * t.gradient_bytes;
@@ -161,6 +178,7 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
     case 2:
       t.collectives_per_step = n + 1.0;
       t.comm_seconds = n * rs + ag;
+      t.whole_buffer_seconds = n * rs_whole + ag_whole;
       t.exposed_seconds = n * exposed_seconds(rs, rs_bucket, backward_seconds) +
                           exposed_seconds(ag, ag_bucket, forward_seconds);
       t.bytes_per_step = (n + 1.0) * share * t.gradient_bytes;
@@ -168,6 +186,7 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
     default:
       t.collectives_per_step = 3.0 * n;
       t.comm_seconds = n * (2.0 * ag + rs);
+      t.whole_buffer_seconds = n * (2.0 * ag_whole + rs_whole);
       t.exposed_seconds =
           n * (exposed_seconds(ag, ag_bucket, forward_seconds) +
                exposed_seconds(ag + rs, ag_bucket + rs_bucket, backward_seconds));
@@ -207,18 +226,48 @@ struct StageShape {
   double accum = 0;         ///< micro-batches per step
 };
 
-/// Standard (untiled) attention writes the score tensors to HBM in the forward pass and
-/// reads them back in the backward, at least the 5·a·s²·b bytes it stores (Dao et al. 2022
-/// §3.2, Theorem 2: Θ(Nd + N²) HBM accesses against tiled attention's Θ(N²d²/M)); selective
-/// or full recompute writes them once more. Tiled attention avoids this traffic.
+/// HBM bytes an untiled attention core moves per element of its score matrix (one query-key
+/// pair of one head), kernel by kernel, for `e`-byte activations and 1-byte dropout masks:
+/// Megatron-LM's CoreAttention (megatron/core/transformer/dot_product_attention.py; 2021's
+/// megatron/model/transformer.py ParallelAttention) runs baddbmm(Q, Kᵀ), the fused
+/// scale-mask-softmax, dropout and bmm(·, V) as four kernels, each reading its input from HBM
+/// and writing its output there (Dao et al. 2022 §2.2, Algorithm 0, the standard
+/// implementation FlashAttention replaces):
+///
+/// | kernel | forward | backward |
+/// |---|---|---|
+/// | QKᵀ GEMM | write scores e | read dScores twice (dQ, dK) 2e |
+/// | softmax | read e, write e | read P and dP, write dScores 3e |
+/// | dropout | read e, write e and the mask 1 | read dP' and the mask, write dP 2e + 1 |
+/// | ·V GEMM | read e | write dP' e, read P' for dV e |
+/// | total | 6e + 1 | 9e + 1 |
+///
+/// (13 and 19 bytes at bf16.) Selective or full recompute runs the forward kernels once more.
+/// Korthikanti et al.'s 5e/2·… stored term (`scores_bytes`) is what stays in memory between
+/// the passes; this is what flows through HBM. Q, K, V and the context (s·h per token, not s²)
+/// are left out.
+struct ScoreTraffic {
+  double forward_bytes_per_element = 0;
+  double backward_bytes_per_element = 0;
+};
+[[nodiscard]] constexpr ScoreTraffic score_traffic(double e) noexcept {
+  return {6.0 * e + 1.0, 9.0 * e + 1.0};
+}
+
+/// Standard (untiled) attention moves its score matrices through HBM (Dao et al. 2022 §3.2,
+/// Theorem 2: Θ(Nd + N²) HBM accesses against tiled attention's Θ(N²d²/M)), at the GPU's
+/// memory bandwidth, kernel by kernel (score_traffic); tiled attention avoids this traffic.
 inline void add_scores_io(const Model& m, const Cluster& c, const Plan& p, const StageShape& g,
                           TrainingTime& t) noexcept {
   if (p.flash_attention) return;
-  const double scores =
-      layer_activation_terms(m, g.micro_batch, g.local_tokens).scores_bytes /
-      static_cast<double>(p.tp);
-  const double passes = p.recompute == Recompute::none ? 2.0 : 3.0;
-  t.scores_io_seconds = passes * scores * g.layers / c.gpu.memory_bandwidth_bytes_per_second;
+  const double elements = static_cast<double>(m.heads) * g.local_tokens *
+                          static_cast<double>(m.seq_len) * g.micro_batch /
+                          static_cast<double>(p.tp);
+  const ScoreTraffic k = score_traffic(bytes_of(m.precision.activations));
+  const double forwards = p.recompute == Recompute::none ? 1.0 : 2.0;
+  const double bytes = elements * (forwards * k.forward_bytes_per_element +
+                                   k.backward_bytes_per_element);
+  t.scores_io_seconds = bytes * g.layers / c.gpu.memory_bandwidth_bytes_per_second;
 }
 
 /// MoE layers whose MLP runs without tp collectives: with etp = 1 the routed experts take
