@@ -41,6 +41,7 @@ CatalogGpu read_entry(const json& e, double fallback_efficiency,
   }
   g.memory_bytes = number(e, "memory");
   g.memory_bandwidth_bytes_per_second = number(e, "memory_bandwidth");
+  g.compute_units = e.contains("compute_units") ? number(e, "compute_units") : 0.0;
   const json& up = e.at("scale_up");
   g.scale_up_fabric = up.at("fabric").get<std::string>();
   g.scale_up_bandwidth_bytes_per_second = number(up, "bandwidth_per_direction");

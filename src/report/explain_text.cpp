@@ -35,6 +35,7 @@ std::string describe(const Context& ctx, const Plan& p) {
   if (ctx.workload.kind == WorkloadKind::serving) return out;
   out += fmt::format(", ZeRO-{}", p.zero);
   if (p.sequence_parallel) out += ", SP";
+  if (p.sequence_parallel && p.tp_comm_overlap) out += " with tp overlap";
   if (p.flash_attention) out += ", flash";
   out += p.recompute == Recompute::none ? std::string(", no recompute")
                                         : fmt::format(", {} recompute", to_string(p.recompute));

@@ -44,6 +44,8 @@ std::string megatron_arguments(const Context& ctx, const Plan& p) {
     if (expert_tp(p) != p.tp) add(fmt::format("--expert-tensor-parallel-size {}", expert_tp(p)));
   }
   if (p.tp > 1 && p.sequence_parallel) add("--sequence-parallel");
+  // arguments.py: --tp-comm-overlap, beside --profile-ranks (Transformer Engine userbuffers).
+  if (p.tp > 1 && p.sequence_parallel && p.tp_comm_overlap) add("--tp-comm-overlap");
   if (p.zero == 1) add("--use-distributed-optimizer");
   if (!placement_follows(p, default_placement)) add("--use-tp-pp-dp-mapping");
   add(fmt::format("--micro-batch-size {}", p.micro_batch));

@@ -53,7 +53,12 @@ std::string describe_time(const Context& ctx, const Evaluation& e) {
     out += fmt::format("    memory-bound ops {:>12}   (norms, activations, loss at HBM bandwidth)\n",
                        seconds_text(t.elementwise_seconds));
   }
-  if (t.tp_seconds > 0) {
+  if (t.tp_seconds > 0 && t.tp_unoverlapped_seconds > 0) {
+    out += fmt::format("    tp traffic       {:>12}   (exposed of {} overlapped with the GEMMs, "
+                       "{} of it their lost SMs)\n",
+                       seconds_text(t.tp_seconds), seconds_text(t.tp_unoverlapped_seconds),
+                       seconds_text(t.tp_overlap_cost_seconds));
+  } else if (t.tp_seconds > 0) {
     out += fmt::format("    tp traffic       {:>12}   ({} x {}, {})\n", seconds_text(t.tp_seconds),
                        t.tp_messages, seconds_text(t.tp_collective.seconds()),
                        to_string(t.tp_collective.algorithm));

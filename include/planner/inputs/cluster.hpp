@@ -42,6 +42,10 @@ struct Gpu {
   /// efficiency, a GEMM rate. 0 when the scenario types `flops`, an effective rate that
   /// already covers them (the seed's "400 TFLOP/s effective").
   double elementwise_bytes_per_second = 0;
+  /// Streaming multiprocessors (AMD: compute units), from the catalog; 0 = not known. The
+  /// share of them an overlapped collective's kernels take is the overlap's cost
+  /// (step_time.hpp overlapped_collective_seconds).
+  double compute_units = 0;
 };
 
 struct Cluster {

@@ -57,6 +57,10 @@ struct Plan {
   /// Virtual pipeline stages per stage (interleaved 1F1B, Narayanan et al. 2021 §2.2.2):
   /// each stage holds v chunks of L/(pp·v) layers; 1 is plain 1F1B.
   std::int64_t virtual_stages = 1;
+  /// The tp collectives run inside the GEMMs next to them (Megatron-LM --tp-comm-overlap,
+  /// Transformer Engine userbuffers; needs sequence parallelism): step_time.hpp
+  /// tp_overlap_exposure. Set for every candidate by workload.tp_comm_overlap.
+  bool tp_comm_overlap = false;
   Placement placement = default_placement;
 };
 

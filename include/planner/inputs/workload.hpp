@@ -13,6 +13,9 @@ struct Training {
   std::int64_t micro_batch = 1;    ///< default micro-batch (sequences) for pinned plans
   double step_time_per_micro_batch_seconds = 0;  ///< measured; 0 = use the FLOP model
   double bytes_per_param = 16;  ///< 2 weights + 2 grads + rest optimizer (mixed-precision Adam)
+  /// The framework overlaps tp collectives with GEMMs (Megatron-LM --tp-comm-overlap): every
+  /// candidate with tp > 1 and sequence parallelism is timed so (Plan::tp_comm_overlap).
+  bool tp_comm_overlap = false;
 };
 
 /// How the KV cache is laid out when tp exceeds the KV heads (docs/model.md §8.3): each rank

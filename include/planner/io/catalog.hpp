@@ -24,6 +24,7 @@ struct CatalogGpu {
   std::vector<PeakRate> peaks;       ///< dense peaks per dtype, in the file's order
   double memory_bytes = 0;           ///< as the device reports it (nvidia-smi / rocm-smi)
   double memory_bandwidth_bytes_per_second = 0;
+  double compute_units = 0;          ///< SMs (AMD: compute units); 0 = not catalogued
   std::string scale_up_fabric;
   double scale_up_bandwidth_bytes_per_second = 0;  ///< per GPU, one direction
   std::int64_t scale_up_domain_gpus = 0;           ///< GPUs sharing that fabric

@@ -60,7 +60,12 @@ struct TrainingTime {
   std::int64_t tp_messages = 0;  ///< all-reduces (or SP's RS+AG pairs) per micro-batch
   double tp_message_bytes = 0;
   CollectiveCost tp_collective;  ///< one of those messages
-  double tp_seconds = 0;         ///< all of them; on the critical path
+  double tp_seconds = 0;         ///< all of them; on the critical path (exposed part with overlap)
+  /// With tp_comm_overlap: the same collectives back to back, before the GEMMs hide them
+  /// (0 without overlap, where tp_seconds is that figure).
+  double tp_unoverlapped_seconds = 0;
+  /// In tp_seconds: the GEMM time lost to the SMs the overlapped collectives occupy.
+  double tp_overlap_cost_seconds = 0;
   double cp_block_bytes = 0;     ///< one K/V block passed around the ring
   CollectiveCost cp_step;        ///< one ring step
   double cp_passes = 0;          ///< ring passes per layer: 3 (forward, backward K/V and grads), 4 with full recompute
@@ -280,11 +285,98 @@ inline void add_scores_io(const Model& m, const Cluster& c, const Plan& p, const
   return static_cast<double>(stage_moe_layers(m, p));
 }
 
+/// The four GEMMs of one layer's forward on one tp rank, in seconds at `flops_per_second`:
+/// QKV (h → q + 2·h_kv), the output projection (q → h), the first MLP GEMM (h → f, 2f gated)
+/// and the second (f → h), for the s/cp·b tokens sequence parallelism gathers (MoE: f the
+/// routed copies' and shared experts' width per token, model/experts.hpp).
+struct LayerGemmSeconds {
+  double qkv = 0, proj = 0, fc1 = 0, fc2 = 0;
+};
+[[nodiscard]] inline LayerGemmSeconds layer_gemm_seconds(const Model& m, const Plan& p,
+                                                         double tokens,
+                                                         double flops_per_second) noexcept {
+  const double h = static_cast<double>(m.hidden);
+  const double q = static_cast<double>(m.heads) * head_dim(m);
+  const double f = mlp_f_per_token(m);
+  const double per_weight = 2.0 * tokens / static_cast<double>(p.tp) / flops_per_second;
+  return {per_weight * h * (q + 2.0 * kv_hidden(m)), per_weight * q * h,
+          per_weight * h * f * (m.gated_mlp ? 2.0 : 1.0), per_weight * f * h};
+}
+
+/// How Transformer Engine's userbuffers run a collective inside a GEMM (TE
+/// pytorch/module/base.py initialize_ub, the default `methods`): ring exchange passes the tp
+/// chunks peer to peer while the GEMM works on the chunk it has, so one chunk of the
+/// collective stays exposed; pipeline splits the GEMM in 4 and reduce-scatters each piece
+/// behind the next; bulk runs the whole collective beside an independent GEMM.
+enum class OverlapMethod { ring_exchange, pipeline, bulk };
+
+/// One collective of `c` seconds hidden behind a GEMM of `g` seconds: what stays exposed, and
+/// the overlap's cost. Pipeline and bulk collectives are kernels on TE's default 16 SMs
+/// (`num_sm = 16`), which the GEMM beside them does not have while they run: the GEMM slows
+/// by 16/SMs of the overlapped time. Ring exchange copies with the copy engines (NeMo's
+/// userbuffers configurations give it one SM): no cost. A GPU whose SM count is unknown
+/// (given by numbers) pays none.
+[[nodiscard]] inline double overlapped_collective_seconds(double c, double g, OverlapMethod how,
+                                                          std::int64_t tp, double sms) noexcept {
+  constexpr double comm_sms = 16.0;  // TE initialize_ub add_ub(num_sm = 16)
+  double exposed = 0;
+  double cost = 0;
+  switch (how) {
+    case OverlapMethod::ring_exchange:
+      exposed = std::max(c / static_cast<double>(tp), c - g);
+      break;
+    case OverlapMethod::pipeline:
+      exposed = std::max(c / 4.0, c - g);  // num_splits = 4
+      cost = sms > 0 ? std::min(c, g) * comm_sms / sms : 0.0;
+      break;
+    case OverlapMethod::bulk:
+      exposed = std::max(0.0, c - g);
+      cost = sms > 0 ? std::min(c, g) * comm_sms / sms : 0.0;
+      break;
+  }
+  return exposed + cost;
+}
+
+/// Exposed tp time of one layer under tp_comm_overlap, `c` one reduce-scatter or all-gather
+/// of the layer's message, TE's default pairing (base.py `methods`): forward, the attention
+/// input's all-gather inside QKV (ring exchange), the attention output's reduce-scatter
+/// inside the projection (pipeline), the same for FC1 and FC2; backward, the output
+/// gradients' all-gathers inside the projection's and FC2's data-gradient GEMMs (ring
+/// exchange) and the input gradients' reduce-scatters beside the QKV and FC1 weight-gradient
+/// GEMMs (bulk). `forwards` counts the forward passes (2 with full recompute); `mlp` is false
+/// for MoE layers whose MLP runs without tp collectives (layers_without_mlp_tp).
+struct TpOverlap {
+  double exposed_seconds = 0;  ///< collectives the GEMMs do not hide, cost included
+  double cost_seconds = 0;     ///< of which: GEMM time lost to the collectives' SMs
+};
+[[nodiscard]] inline TpOverlap layer_tp_overlap(const LayerGemmSeconds& g, double c,
+                                                double forwards, bool mlp, std::int64_t tp,
+                                                double sms) noexcept {
+  using M = OverlapMethod;
+  auto one = [&](double gemm, M how) { return overlapped_collective_seconds(c, gemm, how, tp, sms); };
+  auto cost = [&](double gemm, M how) {
+    return one(gemm, how) - overlapped_collective_seconds(c, gemm, how, tp, 0.0);
+  };
+  TpOverlap o;
+  o.exposed_seconds = forwards * (one(g.qkv, M::ring_exchange) + one(g.proj, M::pipeline)) +
+                      one(g.proj, M::ring_exchange) + one(g.qkv, M::bulk);
+  o.cost_seconds = forwards * cost(g.proj, M::pipeline) + cost(g.qkv, M::bulk);
+  if (mlp) {
+    o.exposed_seconds += forwards * (one(g.fc1, M::ring_exchange) + one(g.fc2, M::pipeline)) +
+                         one(g.fc2, M::ring_exchange) + one(g.fc1, M::bulk);
+    o.cost_seconds += forwards * cost(g.fc2, M::pipeline) + cost(g.fc1, M::bulk);
+  }
+  return o;
+}
+
 /// Tensor parallel: 2 all-reduces of s·b·h in the forward and 2 in the backward of every
 /// layer (Narayanan et al. 2021 §3.2; with SP an equal-volume reduce-scatter + all-gather,
 /// Korthikanti §4.2.2); full recompute repeats the forward pair. Half of them are the MLP's.
+/// With tp_comm_overlap and SP each reduce-scatter and all-gather runs inside a GEMM
+/// (layer_tp_overlap) and only what the GEMMs do not hide is on the critical path.
 inline void add_tensor_parallel(const Model& m, const Cluster& c, const Plan& p,
-                                const StageShape& g, TrainingTime& t) noexcept {
+                                const StageShape& g, double flops_per_second,
+                                TrainingTime& t) noexcept {
   if (p.tp <= 1) return;
   const std::size_t k = axis_tier(p, c, Axis::tp);
   t.tp_message_bytes = g.local_tokens * g.micro_batch * static_cast<double>(m.hidden) *
@@ -292,9 +384,26 @@ inline void add_tensor_parallel(const Model& m, const Cluster& c, const Plan& p,
   t.tp_collective =
       cheapest_collective(Collective::all_reduce, p.tp, t.tp_message_bytes, c.tiers[k]);
   const double per_layer = p.recompute == Recompute::full ? 6.0 : 4.0;
+  const double plain_mlp_layers = layers_without_mlp_tp(m, p);
   t.tp_messages = static_cast<std::int64_t>(per_layer * g.layers -
-                                            per_layer / 2.0 * layers_without_mlp_tp(m, p));
+                                            per_layer / 2.0 * plain_mlp_layers);
   t.tp_seconds = static_cast<double>(t.tp_messages) * t.tp_collective.seconds();
+  if (p.tp_comm_overlap && p.sequence_parallel) {
+    const double half =
+        cheapest_collective(Collective::all_gather, p.tp, t.tp_message_bytes, c.tiers[k])
+            .seconds();
+    const LayerGemmSeconds gemm =
+        layer_gemm_seconds(m, p, g.local_tokens * g.micro_batch, flops_per_second);
+    const double forwards = p.recompute == Recompute::full ? 2.0 : 1.0;
+    const double sms = c.gpu.compute_units;
+    const TpOverlap with_mlp = layer_tp_overlap(gemm, half, forwards, true, p.tp, sms);
+    const TpOverlap without = layer_tp_overlap(gemm, half, forwards, false, p.tp, sms);
+    t.tp_unoverlapped_seconds = t.tp_seconds;
+    t.tp_seconds = (g.layers - plain_mlp_layers) * with_mlp.exposed_seconds +
+                   plain_mlp_layers * without.exposed_seconds;
+    t.tp_overlap_cost_seconds = (g.layers - plain_mlp_layers) * with_mlp.cost_seconds +
+                                plain_mlp_layers * without.cost_seconds;
+  }
   if (k == c.network_index()) {
     const double n = static_cast<double>(p.tp);
     t.inter_node_bytes += g.accum * static_cast<double>(t.tp_messages) * 2.0 * (n - 1.0) / n *
@@ -398,7 +507,7 @@ inline void add_expert_traffic(const Model& m, const Cluster& c, const Plan& p,
                      static_cast<double>(m.seq_len) / static_cast<double>(p.cp),
                      static_cast<double>(p.micro_batch), static_cast<double>(p.grad_accum)};
   add_scores_io(m, c, p, g, t);
-  add_tensor_parallel(m, c, p, g, t);
+  add_tensor_parallel(m, c, p, g, flops_per_second, t);
   add_context_parallel(m, c, p, g, t);
   add_pipeline(m, c, p, g, t);
   if (is_moe(m)) add_expert_traffic(m, c, p, g, t);

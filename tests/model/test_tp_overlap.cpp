@@ -1,0 +1,86 @@
+// Tensor-parallel communication overlap (Megatron-LM --tp-comm-overlap, Transformer Engine
+// userbuffers; step_time.hpp layer_tp_overlap, docs/model.md §7): what each collective leaves
+// exposed beside its GEMM and what the overlap costs, worked by hand.
+#include <catch2/catch.hpp>
+
+#include "planner/model/step_time.hpp"
+
+using namespace planner;
+
+TEST_CASE("tp overlap: each collective hidden by its GEMM, TE's pairing, by hand", "[tp_overlap]") {
+  // tp 4, one reduce-scatter or all-gather c = 1 ms; forward GEMMs QKV 3, proj 1, FC1 8,
+  // FC2 4 ms; 132 SMs, of which pipeline and bulk collectives take 16.
+  const LayerGemmSeconds g{3e-3, 1e-3, 8e-3, 4e-3};
+  const double cost = 1e-3 * 16.0 / 132.0;  // min(c, GEMM) = c everywhere below
+  // forward: AG in QKV (ring exchange) max(c/4, c − 3) = 0.25; RS in proj (pipeline, 4 splits)
+  //          max(c/4, c − 1) = 0.25 + cost; AG in FC1 0.25; RS in FC2 0.25 + cost.
+  // backward: AG in proj's dgrad (ring) 0.25; RS beside QKV's wgrad (bulk) max(0, c − 3) = 0
+  //           + cost; AG in FC2's dgrad 0.25; RS beside FC1's wgrad 0 + cost.
+  const TpOverlap o = layer_tp_overlap(g, 1e-3, 1.0, true, 4, 132.0);
+  CHECK(o.exposed_seconds == Approx(6 * 0.25e-3 + 4 * cost));
+  CHECK(o.cost_seconds == Approx(4 * cost));
+  // Without overlap the same 8 collectives cost 8 ms on the critical path.
+  // Full recompute runs the forward four again; a layer without the MLP's collectives (MoE,
+  // etp 1) keeps the attention's four.
+  CHECK(layer_tp_overlap(g, 1e-3, 2.0, true, 4, 132.0).exposed_seconds ==
+        Approx(6 * 0.25e-3 + 4 * cost + (4 * 0.25e-3 + 2 * cost)));
+  CHECK(layer_tp_overlap(g, 1e-3, 1.0, false, 4, 132.0).exposed_seconds ==
+        Approx(3 * 0.25e-3 + 2 * cost));
+  // A collective longer than its GEMM shows the excess: c = 2 ms beside the 1 ms projection
+  // (pipeline): max(0.5, 1) = 1 ms exposed, plus the GEMM's 1 ms × 16/132 of SMs.
+  CHECK(overlapped_collective_seconds(2e-3, 1e-3, OverlapMethod::pipeline, 4, 132.0) ==
+        Approx(1e-3 + 1e-3 * 16.0 / 132.0));
+  // A GPU of unknown SM count pays no overlap cost.
+  CHECK(overlapped_collective_seconds(2e-3, 1e-3, OverlapMethod::bulk, 4, 0.0) == Approx(1e-3));
+}
+
+TEST_CASE("tp overlap in the step: only with sequence parallelism, and never slower",
+          "[tp_overlap]") {
+  Model m;
+  m.layers = 4;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.ffn_hidden = 14336;
+  m.gated_mlp = true;
+  m.vocab = 32000;
+  m.seq_len = 4096;
+  Cluster c;
+  c.nodes = 1;
+  c.gpus_per_node = 8;
+  c.gpu.memory_bytes = 80e9;
+  c.gpu.memory_bandwidth_bytes_per_second = 3.35e12;
+  c.gpu.flops_per_second = 6.5e14;
+  c.gpu.compute_units = 132;
+  c.tiers = {Tier{450e9, 5e-6, 8, true, "intra_node"}, Tier{50e9, 10e-6, 0, false, "inter_node"}};
+  Plan p;
+  p.tp = 8;
+  p.sequence_parallel = true;
+  p.flash_attention = true;
+  p.recompute = Recompute::selective;
+  const TrainingTime plain = training_time(m, c, p, c.gpu.flops_per_second);
+  p.tp_comm_overlap = true;
+  const TrainingTime overlapped = training_time(m, c, p, c.gpu.flops_per_second);
+  CHECK(overlapped.tp_unoverlapped_seconds == Approx(plain.tp_seconds));
+  CHECK(overlapped.tp_seconds < plain.tp_seconds);
+  CHECK(overlapped.tp_overlap_cost_seconds > 0);
+  // By hand: the layer's message is 4096 tokens × 4096 × 2 B = 33,554,432 B; a ring all-gather
+  // over 8 ranks at 450 GB/s and 5 µs: 7/8 × 33.55 MB / 450 GB/s + 7 × 5 µs = 100.25 µs.
+  // QKV forward: 2 × 4096 × 4096 × (4096 + 2·1024) / 8 / 6.5e14 = 39.6 µs; proj 26.4 µs;
+  // FC1 2 × 4096 × 4096 × 2·14336 / 8 / 6.5e14 = 184.9 µs; FC2 92.5 µs.
+  const double ag = 7.0 / 8.0 * 33554432.0 / 450e9 + 7 * 5e-6;
+  const double per = 2.0 * 4096 * 4096 / 8 / 6.5e14;
+  const double qkv = per * (4096 + 2048), proj = per * 4096, fc1 = per * 2 * 14336,
+               fc2 = per * 14336;
+  const double k = 16.0 / 132.0;
+  const double fwd = std::max(ag / 8, ag - qkv) + std::max(ag / 4, ag - proj) + k * std::min(ag, proj) +
+                     std::max(ag / 8, ag - fc1) + std::max(ag / 4, ag - fc2) + k * std::min(ag, fc2);
+  const double bwd = std::max(ag / 8, ag - proj) + std::max(0.0, ag - qkv) + k * std::min(ag, qkv) +
+                     std::max(ag / 8, ag - fc2) + std::max(0.0, ag - fc1) + k * std::min(ag, fc1);
+  CHECK(overlapped.tp_seconds == Approx(4 * (fwd + bwd)));
+  // Without SP, Transformer Engine has nothing to overlap (the all-reduce form): unchanged.
+  p.sequence_parallel = false;
+  const TrainingTime no_sp = training_time(m, c, p, c.gpu.flops_per_second);
+  p.tp_comm_overlap = false;
+  CHECK(no_sp.tp_seconds == Approx(training_time(m, c, p, c.gpu.flops_per_second).tp_seconds));
+}
