@@ -358,7 +358,7 @@ Workload read_workload(const json& v, const std::string& origin) {
   const Object o(
       v, "/workload", origin,
       {"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch", "batch",
-       "tp_comm_overlap", "concurrency", "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
+       "tp_comm_overlap", "pp_comm_overlap", "concurrency", "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
        "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
        "memory_bandwidth_efficiency", "bytes_per_param", "kv_sharding", "kv_block_tokens"});
   Workload w;
@@ -366,7 +366,7 @@ Workload read_workload(const json& v, const std::string& origin) {
   w.kind = *o.maybe_choice("kind", kind_choices);
   if (w.kind == WorkloadKind::training) {
     o.restrict_to({"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch",
-                   "bytes_per_param", "tp_comm_overlap"},
+                   "bytes_per_param", "tp_comm_overlap", "pp_comm_overlap"},
                   "a training workload");
     Training& t = w.training;
     t.global_batch_tokens = o.number("global_batch_tokens", batch_tokens);
@@ -375,6 +375,7 @@ Workload read_workload(const json& v, const std::string& origin) {
         o.maybe_quantity("step_time_per_micro_batch", Dimension::seconds, step_time).value_or(0);
     t.bytes_per_param = o.maybe_number("bytes_per_param", training_bytes).value_or(16);
     t.tp_comm_overlap = o.flag("tp_comm_overlap", false);
+    t.pp_comm_overlap = o.flag("pp_comm_overlap", false);
     return w;
   }
   o.restrict_to(serving_keys, "a serving workload");
@@ -406,7 +407,7 @@ Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
   const Object o(v, "/plan", origin,
                  {"dp", "tp", "pp", "cp", "ep", "etp", "zero", "recompute", "flash_attention",
                   "sequence_parallel", "micro_batch", "grad_accum", "virtual_stages",
-                  "tp_comm_overlap", "placement"});
+                  "tp_comm_overlap", "pp_comm_overlap", "placement"});
   Plan p;
   p.dp = o.integer("dp", gpu_count, 1);
   // A serving plan's micro-batch is the engine's batch: the sequences decoded together.
@@ -426,6 +427,8 @@ Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
   p.virtual_stages = o.integer("virtual_stages", batch_count, 1);
   p.tp_comm_overlap = o.flag("tp_comm_overlap", w.kind == WorkloadKind::training &&
                                                     w.training.tp_comm_overlap);
+  p.pp_comm_overlap = o.flag("pp_comm_overlap", w.kind == WorkloadKind::training &&
+                                                    w.training.pp_comm_overlap);
   if (const json* placement = o.find("placement")) {
     p.placement = read_placement(*placement, origin, o.path("placement"));
   }

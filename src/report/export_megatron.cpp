@@ -46,6 +46,8 @@ std::string megatron_arguments(const Context& ctx, const Plan& p) {
   if (p.tp > 1 && p.sequence_parallel) add("--sequence-parallel");
   // arguments.py: --tp-comm-overlap, beside --profile-ranks (Transformer Engine userbuffers).
   if (p.tp > 1 && p.sequence_parallel && p.tp_comm_overlap) add("--tp-comm-overlap");
+  // arguments.py _add_distributed_args: --overlap-p2p-communication (dest overlap_p2p_comm).
+  if (p.virtual_stages > 1 && p.pp_comm_overlap) add("--overlap-p2p-communication");
   if (p.zero == 1) add("--use-distributed-optimizer");
   if (!placement_follows(p, default_placement)) add("--use-tp-pp-dp-mapping");
   add(fmt::format("--micro-batch-size {}", p.micro_batch));

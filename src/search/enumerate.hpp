@@ -246,6 +246,7 @@ inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scr
         base.cp = cp;
         base.pp = pp;
         base.tp_comm_overlap = ctx.workload.training.tp_comm_overlap;
+        base.pp_comm_overlap = ctx.workload.training.pp_comm_overlap;
         base.dp = world / tp / cp / pp;
         if (!passes_axes(filter, base, true)) continue;
         if (const std::optional<Violation> v = first_violation(

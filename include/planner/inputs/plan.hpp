@@ -61,6 +61,10 @@ struct Plan {
   /// Transformer Engine userbuffers; needs sequence parallelism): step_time.hpp
   /// tp_overlap_exposure. Set for every candidate by workload.tp_comm_overlap.
   bool tp_comm_overlap = false;
+  /// Interleaved 1F1B's stage-boundary sends run beside the next chunk's compute (Megatron-LM
+  /// --overlap-p2p-communication, NeMo overlap_p2p_comm; only with virtual_stages > 1):
+  /// step_time.hpp add_pipeline. Set for every candidate by workload.pp_comm_overlap.
+  bool pp_comm_overlap = false;
   Placement placement = default_placement;
 };
 

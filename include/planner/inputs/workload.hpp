@@ -16,6 +16,9 @@ struct Training {
   /// The framework overlaps tp collectives with GEMMs (Megatron-LM --tp-comm-overlap): every
   /// candidate with tp > 1 and sequence parallelism is timed so (Plan::tp_comm_overlap).
   bool tp_comm_overlap = false;
+  /// The framework overlaps interleaved 1F1B's stage-boundary sends with compute (Megatron-LM
+  /// --overlap-p2p-communication): every candidate with virtual stages (Plan::pp_comm_overlap).
+  bool pp_comm_overlap = false;
 };
 
 /// How the KV cache is laid out when tp exceeds the KV heads (docs/model.md §8.3): each rank

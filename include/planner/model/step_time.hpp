@@ -435,15 +435,23 @@ inline void add_context_parallel(const Model& m, const Cluster& c, const Plan& p
 
 /// Pipeline: one activation send forward and one gradient send backward per micro-batch per
 /// boundary, s·b·h·2 bytes, split by tp with scatter/gather (Narayanan et al. 2021 §4.1).
+/// With pp_comm_overlap and virtual stages (Megatron-LM --overlap-p2p-communication) each send
+/// runs beside the next chunk's pass, a forward chunk (1/3 of the micro-batch's compute, over
+/// v) or a backward one (2/3, over v), and only what outlasts that chunk stays exposed.
 inline void add_pipeline(const Model& m, const Cluster& c, const Plan& p, const StageShape& g,
                          TrainingTime& t) noexcept {
   if (p.pp <= 1) return;
   const std::size_t k = axis_tier(p, c, Axis::pp);
   t.pp_message_bytes = g.local_tokens * g.micro_batch * static_cast<double>(m.hidden) *
                        bytes_of(m.precision.activations) / static_cast<double>(p.tp);
-  t.pp_seconds = p2p_messages_per_micro_batch(p) *
-                 cheapest_collective(Collective::point_to_point, 2, t.pp_message_bytes,
-                                     c.tiers[k]).seconds();
+  const double send = cheapest_collective(Collective::point_to_point, 2, t.pp_message_bytes,
+                                          c.tiers[k]).seconds();
+  t.pp_seconds = p2p_messages_per_micro_batch(p) * send;
+  if (p.pp_comm_overlap && p.virtual_stages > 1) {
+    const double v = static_cast<double>(p.virtual_stages);
+    const double chunk = t.compute_seconds() / v;
+    t.pp_seconds = v * (std::max(0.0, send - chunk / 3.0) + std::max(0.0, send - 2.0 * chunk / 3.0));
+  }
   if (k == c.network_index()) {
     t.inter_node_bytes += g.accum * p2p_messages_per_micro_batch(p) * t.pp_message_bytes;
   }
