@@ -7,6 +7,25 @@
 
 using namespace planner;
 
+namespace {
+
+// One 8-GPU node at H100-like rates (a 650 TFLOP/s GEMM rate, 132 SMs), its scale-up link at
+// `link_bytes_per_second`.
+Cluster one_node(double link_bytes_per_second) {
+  Cluster c;
+  c.nodes = 1;
+  c.gpus_per_node = 8;
+  c.gpu.memory_bytes = 80e9;
+  c.gpu.memory_bandwidth_bytes_per_second = 3.35e12;
+  c.gpu.flops_per_second = 6.5e14;
+  c.gpu.compute_units = 132;
+  c.tiers = {Tier{link_bytes_per_second, 5e-6, 8, true, "intra_node"},
+             Tier{50e9, 10e-6, 0, false, "inter_node"}};
+  return c;
+}
+
+}  // namespace
+
 TEST_CASE("tp overlap: each collective hidden by its GEMM, TE's pairing, by hand", "[tp_overlap]") {
   // tp 4, one reduce-scatter or all-gather c = 1 ms; forward GEMMs QKV 3, proj 1, FC1 8,
   // FC2 4 ms; 132 SMs, of which pipeline and bulk collectives take 16.
@@ -45,14 +64,7 @@ TEST_CASE("tp overlap in the step: only with sequence parallelism, and never slo
   m.gated_mlp = true;
   m.vocab = 32000;
   m.seq_len = 4096;
-  Cluster c;
-  c.nodes = 1;
-  c.gpus_per_node = 8;
-  c.gpu.memory_bytes = 80e9;
-  c.gpu.memory_bandwidth_bytes_per_second = 3.35e12;
-  c.gpu.flops_per_second = 6.5e14;
-  c.gpu.compute_units = 132;
-  c.tiers = {Tier{450e9, 5e-6, 8, true, "intra_node"}, Tier{50e9, 10e-6, 0, false, "inter_node"}};
+  const Cluster c = one_node(450e9);
   Plan p;
   p.tp = 8;
   p.sequence_parallel = true;
@@ -93,14 +105,8 @@ TEST_CASE("pipeline sends overlapped with the next chunk, by hand", "[tp_overlap
   m.ffn_hidden = 16384;
   m.vocab = 32000;
   m.seq_len = 4096;
-  Cluster c;
-  c.nodes = 1;
-  c.gpus_per_node = 8;
-  c.gpu.memory_bytes = 80e9;
-  c.gpu.memory_bandwidth_bytes_per_second = 3.35e12;
-  c.gpu.flops_per_second = 6.5e14;
-  // A slow scale-up link, so that a send outlasts a forward chunk but not a backward one.
-  c.tiers = {Tier{2e9, 5e-6, 8, true, "intra_node"}, Tier{1e9, 10e-6, 0, false, "inter_node"}};
+  // A slow scale-up link, so that a send outlasts a forward chunk.
+  const Cluster c = one_node(2e9);
   Plan p;
   p.pp = 2;
   p.dp = 1;
