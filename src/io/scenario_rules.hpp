@@ -51,6 +51,8 @@ inline constexpr NumberRule batch_tokens{0, true, 0x1p50,
                                   "a positive number of tokens such as 4194304 (at most 2^50)"};
 inline constexpr NumberRule training_bytes{
     4, false, 64, "a number of bytes per parameter from 4 to 64 (16 for mixed-precision Adam)"};
+inline constexpr NumberRule live_parameters{
+    0, true, 1e16, "a positive parameter count such as 1e9 (DeepSpeed's default; at most 1e16)"};
 inline constexpr NumberRule serving_bytes{
     0, true, 64, "a positive number of bytes per weight, at most 64 (2 for bf16)"};
 // Bounded below: at 1e-300 of 1 B/s a decode step took infinitely long (docs/testing.md).

@@ -358,7 +358,7 @@ Workload read_workload(const json& v, const std::string& origin) {
   const Object o(
       v, "/workload", origin,
       {"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch", "batch",
-       "tp_comm_overlap", "pp_comm_overlap", "concurrency", "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
+       "tp_comm_overlap", "pp_comm_overlap", "zero3_live_parameters", "concurrency", "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
        "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
        "memory_bandwidth_efficiency", "bytes_per_param", "kv_sharding", "kv_block_tokens"});
   Workload w;
@@ -366,7 +366,8 @@ Workload read_workload(const json& v, const std::string& origin) {
   w.kind = *o.maybe_choice("kind", kind_choices);
   if (w.kind == WorkloadKind::training) {
     o.restrict_to({"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch",
-                   "bytes_per_param", "tp_comm_overlap", "pp_comm_overlap"},
+                   "bytes_per_param", "tp_comm_overlap", "pp_comm_overlap",
+                   "zero3_live_parameters"},
                   "a training workload");
     Training& t = w.training;
     t.global_batch_tokens = o.number("global_batch_tokens", batch_tokens);
@@ -376,6 +377,8 @@ Workload read_workload(const json& v, const std::string& origin) {
     t.bytes_per_param = o.maybe_number("bytes_per_param", training_bytes).value_or(16);
     t.tp_comm_overlap = o.flag("tp_comm_overlap", false);
     t.pp_comm_overlap = o.flag("pp_comm_overlap", false);
+    t.zero3_live_parameters =
+        o.maybe_number("zero3_live_parameters", live_parameters).value_or(0);
     return w;
   }
   o.restrict_to(serving_keys, "a serving workload");

@@ -1,5 +1,6 @@
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
 
 #include "planner/report/export.hpp"
@@ -7,7 +8,7 @@
 /// DeepSpeed config keys, DeepSpeed 0.19.6 (commit edaa7221267243c7be7fb49c5d5f5c4fb97b4641):
 /// deepspeed/runtime/constants.py (train_batch_size, train_micro_batch_size_per_gpu,
 /// gradient_accumulation_steps, bf16.enabled), deepspeed/runtime/zero/config.py
-/// (zero_optimization.stage), deepspeed/runtime/tensor_parallel/config.py
+/// (zero_optimization.stage, stage3_max_live_parameters), deepspeed/runtime/tensor_parallel/config.py
 /// (tensor_parallel.autotp_size), deepspeed/runtime/config.py get_pipeline_config
 /// (pipeline.stages, pipeline.activation_checkpoint_interval), and
 /// deepspeed/runtime/activation_checkpointing/config.py (activation_checkpointing.
@@ -17,13 +18,18 @@
 
 namespace planner {
 
-std::string deepspeed_json(const Context& /*ctx*/, const Plan& p) {
+std::string deepspeed_json(const Context& ctx, const Plan& p) {
   nlohmann::ordered_json c;
   c["train_batch_size"] = p.dp * p.micro_batch * p.grad_accum;
   c["train_micro_batch_size_per_gpu"] = p.micro_batch;
   c["gradient_accumulation_steps"] = p.grad_accum;
   c["bf16"] = {{"enabled", true}};
   c["zero_optimization"] = {{"stage", p.zero}};
+  // zero/config.py: stage3_max_live_parameters (the ledger's ZeRO-3 gather limit).
+  if (p.zero == 3 && ctx.workload.training.zero3_live_parameters > 0) {
+    c["zero_optimization"]["stage3_max_live_parameters"] =
+        static_cast<std::int64_t>(ctx.workload.training.zero3_live_parameters);
+  }
   if (p.tp > 1) c["tensor_parallel"] = {{"autotp_size", p.tp}};
   if (p.pp > 1) {
     // The engine takes its stage count from PipelineModule(num_stages=...) (runtime/pipe/

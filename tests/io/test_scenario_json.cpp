@@ -254,7 +254,7 @@ TEST_CASE("loader: unknown keys, with and without a suggestion", "[loader][error
   CHECK(error_with({"/workload/batch=8"}) ==
         "a.json: /workload/batch: not a key of a training workload; expected one of: kind, "
         "global_batch_tokens, micro_batch, step_time_per_micro_batch, bytes_per_param, "
-        "tp_comm_overlap, pp_comm_overlap");
+        "tp_comm_overlap, pp_comm_overlap, zero3_live_parameters");
 }
 
 TEST_CASE("loader: integers reject fractions, negatives, zero and huge values",

@@ -3,6 +3,7 @@
 // exposed beside its GEMM and what the overlap costs, worked by hand.
 #include <catch2/catch.hpp>
 
+#include "planner/model/memory.hpp"
 #include "planner/model/step_time.hpp"
 
 using namespace planner;
@@ -102,6 +103,7 @@ TEST_CASE("pipeline sends overlapped with the next chunk, by hand", "[tp_overlap
   m.layers = 8;
   m.hidden = 4096;
   m.heads = 32;
+  m.kv_heads = 32;
   m.ffn_hidden = 16384;
   m.vocab = 32000;
   m.seq_len = 4096;
@@ -131,4 +133,31 @@ TEST_CASE("pipeline sends overlapped with the next chunk, by hand", "[tp_overlap
   // Plain 1F1B has no chunk to overlap with (Megatron-LM: interleaved schedule only).
   p.virtual_stages = 1;
   CHECK(training_time(m, c, p, c.gpu.flops_per_second).pp_seconds == Approx(2 * send));
+}
+
+TEST_CASE("ZeRO-3 gathered parameters under DeepSpeed's live-parameter limit, by hand",
+          "[zero3]") {
+  // h 1024, 16 heads (MHA), ungated f 4096: a layer holds 2h² + 2h·h (Q, O; K, V) + 2·h·f + 4h
+  // = 2,097,152 + 2,097,152 + 8,388,608 + 4,096 = 12,587,008 parameters; two layers 25,174,016.
+  Model m;
+  m.layers = 4;
+  m.hidden = 1024;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.ffn_hidden = 4096;
+  m.vocab = 32000;
+  m.seq_len = 2048;
+  Plan p;
+  p.zero = 3;
+  // No limit: the layer computed and the one prefetched (the worked solution's two buffers).
+  CHECK(zero3_gathered_params(m, p, 0) == Approx(25174016.0));
+  // Largest matrix: the first MLP GEMM h·f = 4,194,304 (QKV is h·3h = 3,145,728). A 1e6 limit
+  // still holds that module whole; a 1e8 limit is above two layers, which stay the bound.
+  CHECK(largest_matrix_params(m, p) == Approx(4194304.0));
+  CHECK(zero3_gathered_params(m, p, 1e6) == Approx(4194304.0));
+  CHECK(zero3_gathered_params(m, p, 2e7) == Approx(2e7));
+  CHECK(zero3_gathered_params(m, p, 1e8) == Approx(25174016.0));
+  // tp splits the module: at tp 2 the largest matrix is 2,097,152 per GPU.
+  p.tp = 2;
+  CHECK(zero3_gathered_params(m, p, 1e6) == Approx(2097152.0));
 }

@@ -19,6 +19,11 @@ struct Training {
   /// The framework overlaps interleaved 1F1B's stage-boundary sends with compute (Megatron-LM
   /// --overlap-p2p-communication): every candidate with virtual stages (Plan::pp_comm_overlap).
   bool pp_comm_overlap = false;
+  /// ZeRO-3: parameters the framework keeps gathered at once (DeepSpeed
+  /// stage3_max_live_parameters); 0 = two layers, the layer computed and the one prefetched
+  /// (the worked solution's "two buffers"; FSDP's current and next unit). memory.hpp
+  /// zero3_gathered_params.
+  double zero3_live_parameters = 0;
 };
 
 /// How the KV cache is laid out when tp exceeds the KV heads (docs/model.md §8.3): each rank

@@ -118,6 +118,32 @@ struct GpuParams {
          experts / (static_cast<double>(expert_tp(p)) * static_cast<double>(p.ep));
 }
 
+/// The largest weight matrix of a layer on one GPU: DeepSpeed's ZeRO-3 gathers module by
+/// module (an nn.Linear at a time), so one is always whole. QKV (h·(q + 2·h_kv), fused in
+/// Megatron), the projection (q·h), the first MLP GEMM (h·f, 2·h·f gated: gate and up fused)
+/// and the second (f·h), split by tp.
+[[nodiscard]] inline double largest_matrix_params(const Model& m, const Plan& p) noexcept {
+  const double h = static_cast<double>(m.hidden);
+  const double q = static_cast<double>(m.heads) * head_dim(m);
+  const double f = static_cast<double>(m.ffn_hidden);
+  const double largest = std::max({h * (q + 2.0 * kv_hidden(m)), q * h,
+                                   h * f * (m.gated_mlp ? 2.0 : 1.0)});
+  return largest / static_cast<double>(p.tp);
+}
+
+/// Parameters gathered at once under ZeRO-3. Without a limit: two layers, the one computed and
+/// the one prefetched (DeepSpeed's prefetch; the worked solution's "two buffers", 3.0 GiB for
+/// B). With `live` (DeepSpeed stage3_max_live_parameters, docs: "the maximum number of
+/// parameters resident per GPU before releasing", 1e9 by default) DeepSpeed releases gathered
+/// modules past the limit, but the module being computed stays whole: max(live, the largest
+/// matrix), and never more than the two layers.
+[[nodiscard]] inline double zero3_gathered_params(const Model& m, const Plan& p,
+                                                  double live) noexcept {
+  const double two_layers = 2.0 * gpu_layer_params(m, p);
+  if (!(live > 0)) return two_layers;
+  return std::min(two_layers, std::max(live, largest_matrix_params(m, p)));
+}
+
 /// FP8 training (model.precision.compute "fp8", docs/moe.md §7): Transformer Engine casts each
 /// GEMM weight to FP8 once per step and keeps the cast and its transpose across micro-batches
 /// (transformer_engine/pytorch/module/linear.py: weight_fp8 / weight_t_fp8 cached when
@@ -169,7 +195,7 @@ struct GpuParams {
     // The layer being computed and the one being prefetched, gathered in bf16
     // (DeepSpeed stage3 prefetch; the worked solution's "two buffers").
     // MoE: a layer's routed experts are gathered as the rank's ep share (docs/moe.md §4).
-    l.zero3_gather_bytes = 2.0 * gpu_layer_params(m, p) * weight_b;
+    l.zero3_gather_bytes = zero3_gathered_params(m, p, w.zero3_live_parameters) * weight_b;
   }
   l.fp8_weights_bytes = fp8_weight_bytes(m, p);
   l.reserve_bytes = c.gpu.reserve_bytes;
