@@ -28,7 +28,9 @@ TpFigures tp_figures(const Context& ctx, const Plan& p, const TrainingTime& t) {
   f.messages = t.tp_messages;
   f.message_bytes = t.tp_message_bytes;
   f.collective = t.tp_collective;
-  f.seconds = t.tp_seconds;
+  // The traffic itself: with tp_comm_overlap the collectives back to back, before the GEMMs
+  // hide them (tp_note quotes what stays exposed).
+  f.seconds = t.tp_unoverlapped_seconds > 0 ? t.tp_unoverlapped_seconds : t.tp_seconds;
   f.dense_seconds = t.dense_seconds;
   f.compute_seconds = t.compute_seconds();
   f.tier = tier_name(c, k);
@@ -50,12 +52,17 @@ TrafficNote tp_note(const Context& ctx, const Evaluation& e) {
   n.message_bytes = t.tp_message_bytes;
   const double accum = static_cast<double>(p.grad_accum);
   n.messages_per_step = static_cast<double>(t.tp_messages) * accum;
-  n.seconds_per_step = t.tp_seconds * accum;
+  const bool overlapped = t.tp_unoverlapped_seconds > 0;
+  n.seconds_per_step = (overlapped ? t.tp_unoverlapped_seconds : t.tp_seconds) * accum;
   n.compute_seconds_per_step = t.compute_seconds() * accum;
-  n.exposed_seconds_per_step = n.seconds_per_step;
-  n.critical_path = true;
+  n.exposed_seconds_per_step = t.tp_seconds * accum;
+  n.critical_path = !overlapped;
   TpTrainingFacts f;
   f.sequence_parallel = p.sequence_parallel;
+  if (overlapped) {
+    f.overlap_exposed_seconds = t.tp_seconds;
+    f.overlap_cost_seconds = t.tp_overlap_cost_seconds;
+  }
   f.plan = tp_figures(ctx, p, t);
   if (p.micro_batch > 1) {
     // The same at one sequence per micro-batch, where latency weighs most.

@@ -65,7 +65,13 @@ std::string tp_text(const TpFigures& f) {
 }
 
 std::string tp_summary(const Evaluation& e, const TpTrainingFacts& f) {
-  std::string out = fmt::format("tp {}: {}; on the critical path", e.plan.tp, tp_text(f.plan));
+  std::string out =
+      f.overlap_exposed_seconds > 0
+          ? fmt::format("tp {}: {}; overlapped with the GEMMs beside them (tp_comm_overlap): "
+                        "{} per micro-batch stays exposed, {} of it the GEMMs' lost SMs",
+                        e.plan.tp, tp_text(f.plan), seconds_text(f.overlap_exposed_seconds),
+                        seconds_text(f.overlap_cost_seconds))
+          : fmt::format("tp {}: {}; on the critical path", e.plan.tp, tp_text(f.plan));
   if (f.micro_batch_1) out += "; at micro-batch 1: " + tp_text(*f.micro_batch_1);
   return out;
 }

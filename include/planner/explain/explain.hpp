@@ -109,6 +109,10 @@ struct TpFigures {
 
 struct TpTrainingFacts {
   bool sequence_parallel = false;  ///< reduce-scatter + all-gather instead of all-reduce
+  /// With tp_comm_overlap: what the GEMMs leave exposed per micro-batch, and of it the GEMM
+  /// time lost to the collectives' SMs; 0 when the collectives are not overlapped.
+  double overlap_exposed_seconds = 0;
+  double overlap_cost_seconds = 0;
   TpFigures plan;
   std::optional<TpFigures> micro_batch_1;  ///< the same at one sequence per micro-batch
 };
