@@ -358,7 +358,8 @@ Workload read_workload(const json& v, const std::string& origin) {
   const Object o(
       v, "/workload", origin,
       {"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch", "batch",
-       "tp_comm_overlap", "pp_comm_overlap", "zero3_live_parameters", "concurrency", "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
+       "tp_comm_overlap", "pp_comm_overlap", "zero3_live_parameters", "concurrency",
+       "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
        "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
        "memory_bandwidth_efficiency", "bytes_per_param", "kv_sharding", "kv_block_tokens"});
   Workload w;

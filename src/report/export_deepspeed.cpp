@@ -8,9 +8,10 @@
 /// DeepSpeed config keys, DeepSpeed 0.19.6 (commit edaa7221267243c7be7fb49c5d5f5c4fb97b4641):
 /// deepspeed/runtime/constants.py (train_batch_size, train_micro_batch_size_per_gpu,
 /// gradient_accumulation_steps, bf16.enabled), deepspeed/runtime/zero/config.py
-/// (zero_optimization.stage, stage3_max_live_parameters), deepspeed/runtime/tensor_parallel/config.py
-/// (tensor_parallel.autotp_size), deepspeed/runtime/config.py get_pipeline_config
-/// (pipeline.stages, pipeline.activation_checkpoint_interval), and
+/// (zero_optimization.stage, stage3_max_live_parameters),
+/// deepspeed/runtime/tensor_parallel/config.py (tensor_parallel.autotp_size),
+/// deepspeed/runtime/config.py get_pipeline_config (pipeline.stages,
+/// pipeline.activation_checkpoint_interval), and
 /// deepspeed/runtime/activation_checkpointing/config.py (activation_checkpointing.
 /// partition_activations, contiguous_memory_optimization, cpu_checkpointing). DeepSpeed checks
 /// train_batch_size = micro-batch · accumulation · data-parallel size (runtime/config.py

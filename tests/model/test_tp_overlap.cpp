@@ -30,7 +30,7 @@ Cluster one_node(double link_bytes_per_second) {
 TEST_CASE("tp overlap: each collective hidden by its GEMM, TE's pairing, by hand", "[tp_overlap]") {
   // tp 4, one reduce-scatter or all-gather c = 1 ms; forward GEMMs QKV 3, proj 1, FC1 8,
   // FC2 4 ms; 132 SMs, of which pipeline and bulk collectives take 16.
-  const LayerGemmSeconds g{3e-3, 1e-3, 8e-3, 4e-3};
+  const LayerGemms g{3e-3, 1e-3, 8e-3, 4e-3};
   const double cost = 1e-3 * 16.0 / 132.0;  // min(c, GEMM) = c everywhere below
   // forward: AG in QKV (ring exchange) max(c/4, c − 3) = 0.25; RS in proj (pipeline, 4 splits)
   //          max(c/4, c − 1) = 0.25 + cost; AG in FC1 0.25; RS in FC2 0.25 + cost.
@@ -48,10 +48,10 @@ TEST_CASE("tp overlap: each collective hidden by its GEMM, TE's pairing, by hand
         Approx(3 * 0.25e-3 + 2 * cost));
   // A collective longer than its GEMM shows the excess: c = 2 ms beside the 1 ms projection
   // (pipeline): max(0.5, 1) = 1 ms exposed, plus the GEMM's 1 ms × 16/132 of SMs.
-  CHECK(overlapped_collective_seconds(2e-3, 1e-3, OverlapMethod::pipeline, 4, 132.0) ==
+  CHECK(overlapped_collective(2e-3, 1e-3, OverlapMethod::pipeline, 4, 132.0).seconds() ==
         Approx(1e-3 + 1e-3 * 16.0 / 132.0));
   // A GPU of unknown SM count pays no overlap cost.
-  CHECK(overlapped_collective_seconds(2e-3, 1e-3, OverlapMethod::bulk, 4, 0.0) == Approx(1e-3));
+  CHECK(overlapped_collective(2e-3, 1e-3, OverlapMethod::bulk, 4, 0.0).seconds() == Approx(1e-3));
 }
 
 TEST_CASE("tp overlap in the step: only with sequence parallelism, and never slower",

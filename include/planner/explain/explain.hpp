@@ -164,7 +164,8 @@ struct TrafficNote {
   double messages_per_step = 0;
   double seconds_per_step = 0;     ///< all of this axis's traffic in one step
   /// The same traffic with one latency per buffer instead of one per bucket (data
-  /// parallelism's bucketed collectives; equal to seconds_per_step for the other axes).
+  /// parallelism's bucketed collectives); 0 for the other axes, whose JSON prints
+  /// seconds_per_step here.
   double whole_buffer_seconds_per_step = 0;
   double compute_seconds_per_step = 0;
   double exposed_seconds_per_step = 0;

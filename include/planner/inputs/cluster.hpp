@@ -44,7 +44,7 @@ struct Gpu {
   double elementwise_bytes_per_second = 0;
   /// Streaming multiprocessors (AMD: compute units), from the catalog; 0 = not known. The
   /// share of them an overlapped collective's kernels take is the overlap's cost
-  /// (step_time.hpp overlapped_collective_seconds).
+  /// (step_time.hpp overlapped_collective).
   double compute_units = 0;
 };
 

@@ -59,7 +59,7 @@ struct Plan {
   std::int64_t virtual_stages = 1;
   /// The tp collectives run inside the GEMMs next to them (Megatron-LM --tp-comm-overlap,
   /// Transformer Engine userbuffers; needs sequence parallelism): step_time.hpp
-  /// tp_overlap_exposure. Set for every candidate by workload.tp_comm_overlap.
+  /// layer_tp_overlap. Set for every candidate by workload.tp_comm_overlap.
   bool tp_comm_overlap = false;
   /// Interleaved 1F1B's stage-boundary sends run beside the next chunk's compute (Megatron-LM
   /// --overlap-p2p-communication, NeMo overlap_p2p_comm; only with virtual_stages > 1):

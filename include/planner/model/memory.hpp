@@ -118,17 +118,25 @@ struct GpuParams {
          experts / (static_cast<double>(expert_tp(p)) * static_cast<double>(p.ep));
 }
 
-/// The largest weight matrix of a layer on one GPU: DeepSpeed's ZeRO-3 gathers module by
-/// module (an nn.Linear at a time), so one is always whole. QKV (h·(q + 2·h_kv), fused in
-/// Megatron), the projection (q·h), the first MLP GEMM (h·f, 2·h·f gated: gate and up fused)
-/// and the second (f·h), split by tp.
-[[nodiscard]] inline double largest_matrix_params(const Model& m, const Plan& p) noexcept {
+/// One figure per GEMM of a layer (weights, or seconds in step_time.hpp layer_gemm_seconds).
+/// The weights of a layer's four GEMMs for an MLP of width `f`: QKV h·(q + 2·h_kv) (fused in
+/// Megatron-LM), the output projection q·h, the first MLP GEMM h·f (2·h·f gated: gate and up
+/// fused) and the second f·h (Megatron-LM transformer layer; attention_layer_params less
+/// the norms).
+struct LayerGemms {
+  double qkv = 0, proj = 0, fc1 = 0, fc2 = 0;
+};
+[[nodiscard]] inline LayerGemms layer_gemm_weights(const Model& m, double f) noexcept {
   const double h = static_cast<double>(m.hidden);
   const double q = static_cast<double>(m.heads) * head_dim(m);
-  const double f = static_cast<double>(m.ffn_hidden);
-  const double largest = std::max({h * (q + 2.0 * kv_hidden(m)), q * h,
-                                   h * f * (m.gated_mlp ? 2.0 : 1.0)});
-  return largest / static_cast<double>(p.tp);
+  return {h * (q + 2.0 * kv_hidden(m)), q * h, h * f * (m.gated_mlp ? 2.0 : 1.0), f * h};
+}
+
+/// The largest weight matrix of a layer on one GPU: DeepSpeed's ZeRO-3 gathers module by
+/// module (an nn.Linear at a time), so one is always whole (layer_gemm_weights, split by tp).
+[[nodiscard]] inline double largest_matrix_params(const Model& m, const Plan& p) noexcept {
+  const LayerGemms w = layer_gemm_weights(m, static_cast<double>(m.ffn_hidden));
+  return std::max({w.qkv, w.proj, w.fc1, w.fc2}) / static_cast<double>(p.tp);
 }
 
 /// Parameters gathered at once under ZeRO-3. Without a limit: two layers, the one computed and

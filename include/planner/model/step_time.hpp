@@ -36,9 +36,6 @@ struct DataParallelTraffic {
   /// The same collectives with one latency each, every buffer moved as one collective: the
   /// α–β figure of the worked solution (its "630 ms + 1.9 ms = 632 ms" for A).
   double whole_buffer_seconds = 0;
-  /// Buckets one buffer is issued in: one per layer of the stage (comm_seconds pays each
-  /// bucket's latency; issue 9 cause 1).
-  double buckets = 1;
   double exposed_seconds = 0;   ///< what the backward/forward windows cannot hide
   double bytes_per_step = 0;    ///< buffer bytes the rank's collectives carry per step
   /// Buffer-sized collectives per step (an all-reduce, a reduce-scatter or an all-gather of
@@ -133,8 +130,8 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
   const Tier& tier = c.tiers[t.tier];
   t.gradient_bytes = bytes_of(m.precision.gradients) * params;
   if (t.ranks <= 1) return;
+  // One bucket per layer of the stage; comm_seconds pays each bucket's latency.
   const double buckets = static_cast<double>(stage_layers(m, p));
-  t.buckets = buckets;
   const double bucket_bytes = t.gradient_bytes / buckets;
   const double n = static_cast<double>(p.grad_accum);
   const double share = static_cast<double>(t.ranks - 1) / static_cast<double>(t.ranks);
@@ -285,22 +282,15 @@ inline void add_scores_io(const Model& m, const Cluster& c, const Plan& p, const
   return static_cast<double>(stage_moe_layers(m, p));
 }
 
-/// The four GEMMs of one layer's forward on one tp rank, in seconds at `flops_per_second`:
-/// QKV (h → q + 2·h_kv), the output projection (q → h), the first MLP GEMM (h → f, 2f gated)
-/// and the second (f → h), for the s/cp·b tokens sequence parallelism gathers (MoE: f the
-/// routed copies' and shared experts' width per token, model/experts.hpp).
-struct LayerGemmSeconds {
-  double qkv = 0, proj = 0, fc1 = 0, fc2 = 0;
-};
-[[nodiscard]] inline LayerGemmSeconds layer_gemm_seconds(const Model& m, const Plan& p,
-                                                         double tokens,
-                                                         double flops_per_second) noexcept {
-  const double h = static_cast<double>(m.hidden);
-  const double q = static_cast<double>(m.heads) * head_dim(m);
-  const double f = mlp_f_per_token(m);
+/// The four GEMMs of one layer's forward on one tp rank, in seconds at `flops_per_second`: 2
+/// FLOPs per weight (layer_gemm_weights) and token, for the s/cp·b tokens sequence parallelism
+/// gathers (MoE: f the routed copies' and shared experts' width per token, model/experts.hpp).
+[[nodiscard]] inline LayerGemms layer_gemm_seconds(const Model& m, const Plan& p,
+                                                      double tokens,
+                                                      double flops_per_second) noexcept {
+  const LayerGemms w = layer_gemm_weights(m, mlp_f_per_token(m));
   const double per_weight = 2.0 * tokens / static_cast<double>(p.tp) / flops_per_second;
-  return {per_weight * h * (q + 2.0 * kv_hidden(m)), per_weight * q * h,
-          per_weight * h * f * (m.gated_mlp ? 2.0 : 1.0), per_weight * f * h};
+  return {per_weight * w.qkv, per_weight * w.proj, per_weight * w.fc1, per_weight * w.fc2};
 }
 
 /// How Transformer Engine's userbuffers run a collective inside a GEMM (TE
@@ -316,25 +306,23 @@ enum class OverlapMethod { ring_exchange, pipeline, bulk };
 /// by 16/SMs of the overlapped time. Ring exchange copies with the copy engines (NeMo's
 /// userbuffers configurations give it one SM): no cost. A GPU whose SM count is unknown
 /// (given by numbers) pays none.
-[[nodiscard]] inline double overlapped_collective_seconds(double c, double g, OverlapMethod how,
-                                                          std::int64_t tp, double sms) noexcept {
+struct OverlappedCollective {
+  double exposed_seconds = 0;  ///< what the GEMM does not hide
+  double cost_seconds = 0;     ///< GEMM time lost to the collective's SMs
+  [[nodiscard]] double seconds() const noexcept { return exposed_seconds + cost_seconds; }
+};
+[[nodiscard]] inline OverlappedCollective overlapped_collective(double c, double g,
+                                                                OverlapMethod how,
+                                                                std::int64_t tp,
+                                                                double sms) noexcept {
   constexpr double comm_sms = 16.0;  // TE initialize_ub add_ub(num_sm = 16)
-  double exposed = 0;
-  double cost = 0;
+  const double cost = sms > 0 ? std::min(c, g) * comm_sms / sms : 0.0;
   switch (how) {
-    case OverlapMethod::ring_exchange:
-      exposed = std::max(c / static_cast<double>(tp), c - g);
-      break;
-    case OverlapMethod::pipeline:
-      exposed = std::max(c / 4.0, c - g);  // num_splits = 4
-      cost = sms > 0 ? std::min(c, g) * comm_sms / sms : 0.0;
-      break;
-    case OverlapMethod::bulk:
-      exposed = std::max(0.0, c - g);
-      cost = sms > 0 ? std::min(c, g) * comm_sms / sms : 0.0;
-      break;
+    case OverlapMethod::ring_exchange: return {std::max(c / static_cast<double>(tp), c - g), 0.0};
+    case OverlapMethod::pipeline: return {std::max(c / 4.0, c - g), cost};  // num_splits = 4
+    case OverlapMethod::bulk: return {std::max(0.0, c - g), cost};
   }
-  return exposed + cost;
+  return {c, 0.0};
 }
 
 /// Exposed tp time of one layer under tp_comm_overlap, `c` one reduce-scatter or all-gather
@@ -349,22 +337,25 @@ struct TpOverlap {
   double exposed_seconds = 0;  ///< collectives the GEMMs do not hide, cost included
   double cost_seconds = 0;     ///< of which: GEMM time lost to the collectives' SMs
 };
-[[nodiscard]] inline TpOverlap layer_tp_overlap(const LayerGemmSeconds& g, double c,
+[[nodiscard]] inline TpOverlap layer_tp_overlap(const LayerGemms& g, double c,
                                                 double forwards, bool mlp, std::int64_t tp,
                                                 double sms) noexcept {
   using M = OverlapMethod;
-  auto one = [&](double gemm, M how) { return overlapped_collective_seconds(c, gemm, how, tp, sms); };
-  auto cost = [&](double gemm, M how) {
-    return one(gemm, how) - overlapped_collective_seconds(c, gemm, how, tp, 0.0);
-  };
   TpOverlap o;
-  o.exposed_seconds = forwards * (one(g.qkv, M::ring_exchange) + one(g.proj, M::pipeline)) +
-                      one(g.proj, M::ring_exchange) + one(g.qkv, M::bulk);
-  o.cost_seconds = forwards * cost(g.proj, M::pipeline) + cost(g.qkv, M::bulk);
+  auto add = [&](double times, double gemm, M how) {
+    const OverlappedCollective x = overlapped_collective(c, gemm, how, tp, sms);
+    o.exposed_seconds += times * x.seconds();
+    o.cost_seconds += times * x.cost_seconds;
+  };
+  add(forwards, g.qkv, M::ring_exchange);
+  add(forwards, g.proj, M::pipeline);
+  add(1.0, g.proj, M::ring_exchange);
+  add(1.0, g.qkv, M::bulk);
   if (mlp) {
-    o.exposed_seconds += forwards * (one(g.fc1, M::ring_exchange) + one(g.fc2, M::pipeline)) +
-                         one(g.fc2, M::ring_exchange) + one(g.fc1, M::bulk);
-    o.cost_seconds += forwards * cost(g.fc2, M::pipeline) + cost(g.fc1, M::bulk);
+    add(forwards, g.fc1, M::ring_exchange);
+    add(forwards, g.fc2, M::pipeline);
+    add(1.0, g.fc2, M::ring_exchange);
+    add(1.0, g.fc1, M::bulk);
   }
   return o;
 }
@@ -392,7 +383,7 @@ inline void add_tensor_parallel(const Model& m, const Cluster& c, const Plan& p,
     const double half =
         cheapest_collective(Collective::all_gather, p.tp, t.tp_message_bytes, c.tiers[k])
             .seconds();
-    const LayerGemmSeconds gemm =
+    const LayerGemms gemm =
         layer_gemm_seconds(m, p, g.local_tokens * g.micro_batch, flops_per_second);
     const double forwards = p.recompute == Recompute::full ? 2.0 : 1.0;
     const double sms = c.gpu.compute_units;
@@ -450,7 +441,8 @@ inline void add_pipeline(const Model& m, const Cluster& c, const Plan& p, const 
   if (p.pp_comm_overlap && p.virtual_stages > 1) {
     const double v = static_cast<double>(p.virtual_stages);
     const double chunk = t.compute_seconds() / v;
-    t.pp_seconds = v * (std::max(0.0, send - chunk / 3.0) + std::max(0.0, send - 2.0 * chunk / 3.0));
+    t.pp_seconds =
+        v * (std::max(0.0, send - chunk / 3.0) + std::max(0.0, send - 2.0 * chunk / 3.0));
   }
   if (k == c.network_index()) {
     t.inter_node_bytes += g.accum * p2p_messages_per_micro_batch(p) * t.pp_message_bytes;
