@@ -194,8 +194,9 @@ TrafficNote dp_note(const Context& ctx, const Evaluation& e) {
   f.zero = p.zero;
   f.tier_bandwidth = tier.bandwidth_bytes_per_second;
   f.edge_buckets_only =
-      !(d.exposed_seconds >
+      !(d.exposed_seconds - d.overlap_cost_seconds >
         2 * std::max(d.comm_seconds / static_cast<double>(stage_layers(ctx.model, p)), 0.0));
+  f.processor_usage = tier.processor_usage;
   if (p.zero == 3) {
     // The worked solution's figure: 3 buffers per micro-batch at line rate against the dense
     // compute of one micro-batch, here and at one sequence per micro-batch.

@@ -46,11 +46,14 @@ CatalogGpu read_entry(const json& e, double fallback_efficiency,
   g.scale_up_fabric = up.at("fabric").get<std::string>();
   g.scale_up_bandwidth_bytes_per_second = number(up, "bandwidth_per_direction");
   g.scale_up_domain_gpus = static_cast<std::int64_t>(number(up, "domain_gpus"));
+  g.scale_up_processor_usage = up.contains("processor_usage") ? number(up, "processor_usage") : 0;
   const json& out = e.at("scale_out");
   g.node_gpus = out.at("gpus_per_node").is_number() ? out.at("gpus_per_node").get<std::int64_t>()
                                                     : 0;
   g.nics_per_node = static_cast<std::int64_t>(number(out, "nics_per_node"));
   g.nic_bits_per_second = number(out, "nic_bits_per_second");
+  g.scale_out_processor_usage =
+      out.contains("processor_usage") ? number(out, "processor_usage") : 0;
   if (e.contains("default_efficiency")) {
     g.default_efficiency = number(e, "default_efficiency");
     g.efficiency_basis = e.at("default_efficiency").at("source").get<std::string>();

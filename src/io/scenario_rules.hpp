@@ -44,6 +44,8 @@ inline constexpr NumberRule link_bandwidth{1, false, 1e18,
                                     "a bandwidth such as \"50 GB/s\" (1 B/s to 1e18 B/s)"};
 inline constexpr NumberRule compute_rate{
     1, false, 1e21, "a compute rate such as \"400 TFLOP/s\" (1 FLOP/s to 1e21 FLOP/s)"};
+inline constexpr NumberRule processor_share{
+    0, false, 0.9, "a fraction of the GPU's compute from 0 to 0.9, such as 0.15"};
 inline constexpr NumberRule link_latency{0, false, 60, "a latency such as \"5 us\" (0 to 60 s)"};
 inline constexpr NumberRule step_time{0, true, 1e6, "a positive time such as \"700 ms\" (at most 1e6 s)"};
 inline constexpr NumberRule slo_time{0, true, 3600, "a positive time such as \"25 ms\" (at most 3600 s)"};

@@ -185,12 +185,13 @@ static Gpu read_gpu(const json& v, const std::string& origin, const CatalogGpu*&
 /// A tier's bandwidth as the catalog gives it (0: none), and why there is none.
 struct TierDefault {
   double bandwidth = 0;
+  double processor_usage = 0;  ///< the catalog fabric's (0 for a GPU given by numbers)
   std::string missing;  ///< added to the "missing required key" message
 };
 
 static Tier read_tier(const json& v, const std::string& pointer, const std::string& origin,
                const TierDefault& fallback = {}) {
-  const Object o(v, pointer, origin, {"bandwidth", "latency"});
+  const Object o(v, pointer, origin, {"bandwidth", "latency", "processor_usage"});
   Tier t;
   t.peer_memory = pointer == "/cluster/intra_node";
   if (fallback.bandwidth > 0) {
@@ -207,6 +208,8 @@ static Tier read_tier(const json& v, const std::string& pointer, const std::stri
         o.quantity("bandwidth", Dimension::bytes_per_second, link_bandwidth);
   }
   t.latency_seconds = o.quantity("latency", Dimension::seconds, link_latency);
+  t.processor_usage =
+      o.maybe_number("processor_usage", processor_share).value_or(fallback.processor_usage);
   return t;
 }
 
@@ -215,7 +218,10 @@ constexpr std::string_view tier_expect = "an object with bandwidth and latency";
 /// Network domains between the node and the network (docs/scenario-format.md §cluster), innermost
 /// first: each spans a multiple of the previous domain's GPUs, and the world is a multiple of
 /// the outermost, so every domain is a block of consecutive ranks (model/placement.hpp).
-static void read_domains(const json& v, Cluster& c, const std::string& origin) {
+/// A domain's processor_usage defaults to the catalog's scale-up figure when its GPUs share
+/// memory (an NVLink domain such as NVL72), else to the scale-out one.
+static void read_domains(const json& v, Cluster& c, const std::string& origin,
+                         const TierDefault& intra, const TierDefault& inter) {
   const std::string ptr = "/cluster/domains";
   if (!v.is_array() || v.size() > 2) {
     fail(origin, ptr,
@@ -226,7 +232,8 @@ static void read_domains(const json& v, Cluster& c, const std::string& origin) {
   std::int64_t inner = c.gpus_per_node;
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::string at = ptr + "/" + std::to_string(i);
-    const Object o(v[i], at, origin, {"name", "gpus", "bandwidth", "latency", "peer_memory"});
+    const Object o(v[i], at, origin,
+                   {"name", "gpus", "bandwidth", "latency", "peer_memory", "processor_usage"});
     Tier t;
     t.name = read_string(o.need("name", "a name such as \"rack\""), origin, o.path("name"));
     for (const Tier& other : c.tiers) {
@@ -251,6 +258,9 @@ static void read_domains(const json& v, Cluster& c, const std::string& origin) {
         o.quantity("bandwidth", Dimension::bytes_per_second, link_bandwidth);
     t.latency_seconds = o.quantity("latency", Dimension::seconds, link_latency);
     t.peer_memory = o.flag("peer_memory", false);
+    t.processor_usage = o.maybe_number("processor_usage", processor_share)
+                            .value_or(t.peer_memory ? intra.processor_usage
+                                                    : inter.processor_usage);
     inner = t.domain_gpus;
     c.tiers.push_back(std::move(t));
   }
@@ -282,6 +292,8 @@ Cluster read_cluster(const json& v, const std::string& origin) {
                                   entry->scale_up_fabric, c.gpus_per_node);
     }
     inter.bandwidth = entry->scale_out_bandwidth_bytes_per_second();
+    intra.processor_usage = entry->scale_up_processor_usage;
+    inter.processor_usage = entry->scale_out_processor_usage;
     if (inter.bandwidth <= 0) {
       inter.missing = fmt::format("the catalog has no reference network for {}", entry->name);
     }
@@ -290,7 +302,7 @@ Cluster read_cluster(const json& v, const std::string& origin) {
   c.tiers.push_back(
       read_tier(o.need("intra_node", tier_expect), "/cluster/intra_node", origin, intra));
   c.tiers.front().name = "intra_node";
-  if (const json* domains = o.find("domains")) read_domains(*domains, c, origin);
+  if (const json* domains = o.find("domains")) read_domains(*domains, c, origin, intra, inter);
   c.tiers.push_back(
       read_tier(o.need("inter_node", tier_expect), "/cluster/inter_node", origin, inter));
   c.tiers.back().name = "inter_node";

@@ -72,6 +72,10 @@ json time_json(const Context& ctx, const Evaluation& e) {
               {"mfu", t.mfu}};
   // Only with the scenario's "stragglers" (docs/resilience.md §1), so other output is unchanged.
   if (t.straggler_seconds > 0) j["straggler"] = t.straggler_seconds;
+  // Only where a tier charges hidden collectives (Tier::processor_usage, a catalog GPU's
+  // fabric; docs/output.md), so output for a GPU given by numbers is unchanged.
+  if (t.dp.overlap_cost_seconds > 0) j["dp_overlap_cost"] = t.dp.overlap_cost_seconds;
+  if (t.cp_overlap_cost_seconds > 0) j["cp_overlap_cost"] = t.cp_overlap_cost_seconds;
   // Only for mixture-of-experts models (docs/moe.md §5), so dense output is unchanged.
   if (t.ep.layers > 0) {
     j["ep_all_to_all"] = t.ep.seconds;

@@ -64,8 +64,12 @@ std::string describe_time(const Context& ctx, const Evaluation& e) {
                        to_string(t.tp_collective.algorithm));
   }
   if (t.cp_seconds > 0) {
-    out += fmt::format("    cp ring          {:>12}   (exposed {})\n", seconds_text(t.cp_seconds),
-                       seconds_text(t.cp_exposed_seconds));
+    out += fmt::format("    cp ring          {:>12}   (exposed {}{})\n", seconds_text(t.cp_seconds),
+                       seconds_text(t.cp_exposed_seconds),
+                       t.cp_overlap_cost_seconds > 0
+                           ? fmt::format(", {} of it attention slowed while hidden",
+                                         seconds_text(t.cp_overlap_cost_seconds))
+                           : std::string());
   }
   if (t.pp_seconds > 0) out += fmt::format("    stage sends      {:>12}\n", seconds_text(t.pp_seconds));
   out += expert_time_lines(t, false);
@@ -73,8 +77,15 @@ std::string describe_time(const Context& ctx, const Evaluation& e) {
   if (t.bubble_seconds > 0) {
     out += fmt::format("    pipeline bubble  {:>12}\n", seconds_text(t.bubble_seconds));
   }
-  out += fmt::format("    dp traffic       {:>12}   (exposed {})\n", seconds_text(t.dp.comm_seconds),
-                     seconds_text(t.dp.exposed_seconds));
+  if (t.dp.overlap_cost_seconds > 0) {
+    out += fmt::format("    dp traffic       {:>12}   (exposed {}, {} of it compute slowed while "
+                       "hidden)\n",
+                       seconds_text(t.dp.comm_seconds), seconds_text(t.dp.exposed_seconds),
+                       seconds_text(t.dp.overlap_cost_seconds));
+  } else {
+    out += fmt::format("    dp traffic       {:>12}   (exposed {})\n",
+                       seconds_text(t.dp.comm_seconds), seconds_text(t.dp.exposed_seconds));
+  }
   out += expert_time_lines(t, true);
   if (t.straggler_seconds > 0) {
     out += fmt::format("    straggler wait   {:>12}\n", seconds_text(t.straggler_seconds));

@@ -103,6 +103,14 @@ std::string pp_summary(const Context& ctx, const Evaluation& e, const TrafficNot
       seconds_text(t.bubble_seconds), stage_layers(ctx.model, p), layers_text(ctx.model));
 }
 
+/// The compute a hidden collective slows (Tier::processor_usage), or nothing when free.
+static std::string overlap_cost_text(double seconds, double usage) {
+  if (!(seconds > 0)) return "";
+  return fmt::format(", of it {} of compute slowed while the hidden buckets run ({:.0f} % of "
+                     "the GPU)",
+                     seconds_text(seconds), 100.0 * usage);
+}
+
 std::string dp_summary(const Evaluation& e, const TrafficNote& n, const DpFacts& f) {
   const Plan& p = e.plan;
   const TrainingTime& t = e.training;
@@ -122,7 +130,7 @@ std::string dp_summary(const Evaluation& e, const TrafficNote& n, const DpFacts&
   return fmt::format(
       "{} {}: {} of the {} gradient over {} ranks on {} ({}), {} per step in buckets of one "
       "layer ({} with one collective per buffer) = {:.1f} % of "
-      "the {} of compute in a step; exposed {}{}; hides down to {}; within a {:.0f} % "
+      "the {} of compute in a step; exposed {}{}{}; hides down to {}; within a {:.0f} % "
       "communication budget down to {}{}",
       traffic_axis_name(n.axis), d.ranks, traffic_collective(n), bytes_text(d.gradient_bytes),
       d.ranks,
@@ -130,7 +138,7 @@ std::string dp_summary(const Evaluation& e, const TrafficNote& n, const DpFacts&
       seconds_text(d.whole_buffer_seconds),
       100 * d.comm_seconds / n.compute_seconds_per_step, seconds_text(n.compute_seconds_per_step),
       seconds_text(d.exposed_seconds), f.edge_buckets_only ? " (the first and last buckets)" : "",
-      n.hide_bandwidth > 0 ? gb_per_s(n.hide_bandwidth) : "no bandwidth (latency-bound)",
+      overlap_cost_text(d.overlap_cost_seconds, f.processor_usage), n.hide_bandwidth > 0 ? gb_per_s(n.hide_bandwidth) : "no bandwidth (latency-bound)",
       comm_budget * 100, n.budget_bandwidth > 0 ? gb_per_s(n.budget_bandwidth) : "none", fsdp);
 }
 

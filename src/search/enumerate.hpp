@@ -75,8 +75,9 @@ inline double compute_bound(const Context& ctx, const Plan& p) {
 /// node holding every GPU, whose single tier has the larger bandwidth and the smaller latency
 /// of the two. Each collective's cost is a sum of latency·(count ≥ 0) and bytes/bandwidth·
 /// (count ≥ 0), the cheapest over a set of algorithms that only grows inside a node (one-shot),
-/// so it can only fall; exposure max(min(bucket, comm), comm − window) and the step's sums
-/// are non-decreasing in those costs; correctly rounded arithmetic is monotone. So the ideal
+/// so it can only fall; exposure max(min(bucket, comm), comm − window), plus the hidden
+/// part's processor_usage share (the smallest of the tiers'), and the step's sums are
+/// non-decreasing in those costs; correctly rounded arithmetic is monotone. So the ideal
 /// step is at most the step of any real placement.
 inline Cluster ideal_network(const Cluster& c) {
   Cluster ideal = c;
@@ -88,6 +89,7 @@ inline Cluster ideal_network(const Cluster& c) {
         std::max(best.bandwidth_bytes_per_second, t.bandwidth_bytes_per_second);
     best.latency_seconds = std::min(best.latency_seconds, t.latency_seconds);
     best.peer_memory = best.peer_memory || t.peer_memory;
+    best.processor_usage = std::min(best.processor_usage, t.processor_usage);
   }
   ideal.tiers.assign(2, best);
   return ideal;

@@ -182,3 +182,26 @@ TEST_CASE("loader: bad catalog names and conflicting fields", "[catalog][loader]
         "as \"50 GB/s\" (1 B/s to 1e18 B/s); the catalog's H100-SXM joins 8 GPUs (NVLink 4 + "
         "NVSwitch (DGX/HGX H100)) but gpus_per_node is 16)");
 }
+
+TEST_CASE("loader: a catalog fabric's processor usage, overridable per tier", "[catalog][loader]") {
+  // Calculon's systems/h100_80g_nvl8.json: NVLink processor_usage 0.15, InfiniBand 0.02.
+  const auto s = planner::load_scenario(scenario_with_gpu({{"catalog", "H100-SXM"}}), "a.json");
+  CHECK(s.cluster.node_tier().processor_usage == Approx(0.15));
+  CHECK(s.cluster.network_tier().processor_usage == Approx(0.02));
+  auto doc = scenario_with_gpu({{"catalog", "H100-SXM"}});
+  doc["cluster"]["inter_node"]["processor_usage"] = 0.1;
+  CHECK(planner::load_scenario(doc, "a.json").cluster.network_tier().processor_usage ==
+        Approx(0.1));
+  // A GPU given by numbers overlaps for free unless the scenario says otherwise.
+  auto by_numbers = scenario_with_gpu(
+      {{"memory", "80 GiB"}, {"memory_bandwidth", "3.35 TB/s"}, {"flops", "400 TFLOP/s"}});
+  by_numbers["cluster"]["intra_node"]["bandwidth"] = "450 GB/s";
+  by_numbers["cluster"]["inter_node"]["bandwidth"] = "50 GB/s";
+  const auto numbers = planner::load_scenario(by_numbers, "a.json");
+  CHECK(numbers.cluster.node_tier().processor_usage == 0.0);
+  CHECK(numbers.cluster.network_tier().processor_usage == 0.0);
+  doc["cluster"]["inter_node"]["processor_usage"] = 1.5;
+  CHECK(load_error(doc) ==
+        "a.json: /cluster/inter_node/processor_usage: expected a fraction of the GPU's compute "
+        "from 0 to 0.9, such as 0.15, got 1.5");
+}

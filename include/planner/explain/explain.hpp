@@ -134,6 +134,7 @@ struct DpFacts {
   std::int64_t zero = 0;
   double tier_bandwidth = 0;
   bool edge_buckets_only = false;  ///< only the first and last buckets are exposed
+  double processor_usage = 0;      ///< the tier's share of the GPU a hidden bucket takes
   /// ZeRO-3 only: the buffers of one micro-batch at line rate against its dense compute.
   double fsdp_bytes_per_micro_batch = 0;
   double fsdp_wire_seconds = 0;

@@ -25,6 +25,12 @@ struct Tier {
   /// one-shot all-reduce kernels need (collectives.hpp `available`).
   bool peer_memory = false;
   std::string name;  ///< as the scenario file and the output spell it
+  /// Share of the GPU's compute that a collective on this tier takes while it runs hidden
+  /// behind the GEMMs: NCCL's kernels occupy SMs and HBM bandwidth beside them. The hidden
+  /// part of an overlapped data- or context-parallel collective costs its time × this
+  /// (Calculon's per-network processor_usage, calculon/llm/llm.py; docs/model.md §7). 0 =
+  /// free overlap, a GPU given by numbers; a catalog GPU's fabric gives it.
+  double processor_usage = 0;
 };
 
 struct Gpu {

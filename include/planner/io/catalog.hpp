@@ -28,6 +28,10 @@ struct CatalogGpu {
   std::string scale_up_fabric;
   double scale_up_bandwidth_bytes_per_second = 0;  ///< per GPU, one direction
   std::int64_t scale_up_domain_gpus = 0;           ///< GPUs sharing that fabric
+  /// Share of the GPU's compute a collective on the fabric takes while it overlaps the
+  /// GEMMs (Calculon's processor_usage; cluster.hpp Tier::processor_usage); 0 = none given.
+  double scale_up_processor_usage = 0;
+  double scale_out_processor_usage = 0;
   std::int64_t node_gpus = 0;           ///< reference system's GPUs per node; 0 = none given
   std::int64_t nics_per_node = 0;       ///< 0 = not catalogued
   double nic_bits_per_second = 0;       ///< 0 = not catalogued

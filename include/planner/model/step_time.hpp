@@ -36,7 +36,10 @@ struct DataParallelTraffic {
   /// The same collectives with one latency each, every buffer moved as one collective: the
   /// α–β figure of the worked solution (its "630 ms + 1.9 ms = 632 ms" for A).
   double whole_buffer_seconds = 0;
-  double exposed_seconds = 0;   ///< what the backward/forward windows cannot hide
+  double exposed_seconds = 0;   ///< what the windows cannot hide, overlap_cost_seconds included
+  /// In exposed_seconds: the compute the hidden part slows, its time × the tier's
+  /// processor_usage (cluster.hpp Tier; 0 on a GPU given by numbers).
+  double overlap_cost_seconds = 0;
   double bytes_per_step = 0;    ///< buffer bytes the rank's collectives carry per step
   /// Buffer-sized collectives per step (an all-reduce, a reduce-scatter or an all-gather of
   /// gradient_bytes): ZeRO-0 1, ZeRO-1 2, ZeRO-2 m + 1, ZeRO-3 3·m.
@@ -67,7 +70,10 @@ struct TrainingTime {
   CollectiveCost cp_step;        ///< one ring step
   double cp_passes = 0;          ///< ring passes per layer: 3 (forward, backward K/V and grads), 4 with full recompute
   double cp_seconds = 0;         ///< ring traffic per micro-batch
-  double cp_exposed_seconds = 0; ///< what attention compute does not hide
+  double cp_exposed_seconds = 0; ///< what attention compute does not hide, cost included
+  /// In cp_exposed_seconds: the attention time the hidden ring steps slow (their time × the
+  /// tier's processor_usage, as for the data-parallel buckets).
+  double cp_overlap_cost_seconds = 0;
   double pp_message_bytes = 0;
   double pp_seconds = 0;         ///< stage-boundary sends per micro-batch
   // Per optimizer step.
@@ -195,6 +201,10 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
       t.bytes_per_step = 3.0 * n * t.gradient_bytes;
       break;
   }
+  // What the windows hide still slows them: NCCL's kernels take a share of the GPU while
+  // they run (Calculon calculon/llm/llm.py, the hidden DP chunks' comm × processor_usage).
+  t.overlap_cost_seconds = tier.processor_usage * (t.comm_seconds - t.exposed_seconds);
+  t.exposed_seconds += t.overlap_cost_seconds;
 }
 
 [[nodiscard]] inline DataParallelTraffic data_parallel_traffic(const Model& m, const Cluster& c,
@@ -418,6 +428,8 @@ inline void add_context_parallel(const Model& m, const Cluster& c, const Plan& p
   const double attention_per_layer = t.attention_seconds / g.layers;
   t.cp_seconds = per_layer * g.layers;
   t.cp_exposed_seconds = std::max(0.0, per_layer - attention_per_layer) * g.layers;
+  t.cp_overlap_cost_seconds = c.tiers[k].processor_usage * (t.cp_seconds - t.cp_exposed_seconds);
+  t.cp_exposed_seconds += t.cp_overlap_cost_seconds;
   if (k == c.network_index()) {
     t.inter_node_bytes +=
         g.accum * passes * static_cast<double>(p.cp - 1) * t.cp_block_bytes * g.layers;
