@@ -191,9 +191,18 @@ std::string violation_message(const Scenario& s, const Plan& p, const Violation&
                          "stage into chunks); set it to 1 or raise pp",
                          p.virtual_stages);
     case ViolationKind::virtual_stages_layers:
+      if (p.tables_in_pipeline_split) {
+        return fmt::format("pp·virtual_stages ({}·{}) must divide layers + 2 ({}: the "
+                           "embedding and the loss count as layers); each virtual stage holds "
+                           "the same number of them",
+                           p.pp, p.virtual_stages, m.layers + 2);
+      }
       return fmt::format("pp·virtual_stages ({}·{}) must divide layers ({}); each virtual "
                          "stage holds the same number of layers",
                          p.pp, p.virtual_stages, m.layers);
+    case ViolationKind::tables_split_pp:
+      return "tables_in_pipeline_split needs pp > 1 (it moves a layer off each end stage of "
+             "the pipeline); set it to false or raise pp";
     case ViolationKind::virtual_stages_accum:
       return fmt::format("virtual_stages = {} needs grad_accum ({}) divisible by pp ({}), as "
                          "Megatron-LM's interleaved schedule requires",

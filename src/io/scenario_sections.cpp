@@ -70,7 +70,7 @@ static Precision read_precision(const json& v, const std::string& origin) {
 Model read_model(const json& v, const std::string& origin) {
   const Object o(v, "/model", origin,
                  {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "vocab",
-                  "tied_embeddings", "seq_len", "params", "precision", "head_dim", "moe",
+                  "tied_embeddings", "dropout", "seq_len", "params", "precision", "head_dim", "moe",
                   "mla", "mtp_layers"});
   Model m;
   m.layers = o.integer("layers", layer_count);
@@ -81,6 +81,7 @@ Model read_model(const json& v, const std::string& origin) {
   m.gated_mlp = o.flag("gated_mlp", false);
   m.vocab = o.integer("vocab", vocab_size);
   m.tied_embeddings = o.flag("tied_embeddings", false);
+  m.dropout = o.flag("dropout", true);
   m.seq_len = o.integer("seq_len", token_count);
   m.params = o.maybe_number("params", param_count).value_or(0);
   if (const json* precision = o.find("precision")) {
@@ -370,7 +371,8 @@ Workload read_workload(const json& v, const std::string& origin) {
   const Object o(
       v, "/workload", origin,
       {"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch", "batch",
-       "tp_comm_overlap", "pp_comm_overlap", "zero3_live_parameters", "concurrency",
+       "tp_comm_overlap", "pp_comm_overlap", "tables_in_pipeline_split",
+       "zero3_live_parameters", "concurrency",
        "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
        "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
        "memory_bandwidth_efficiency", "bytes_per_param", "kv_sharding", "kv_block_tokens"});
@@ -380,7 +382,7 @@ Workload read_workload(const json& v, const std::string& origin) {
   if (w.kind == WorkloadKind::training) {
     o.restrict_to({"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch",
                    "bytes_per_param", "tp_comm_overlap", "pp_comm_overlap",
-                   "zero3_live_parameters"},
+                   "tables_in_pipeline_split", "zero3_live_parameters"},
                   "a training workload");
     Training& t = w.training;
     t.global_batch_tokens = o.number("global_batch_tokens", batch_tokens);
@@ -390,6 +392,7 @@ Workload read_workload(const json& v, const std::string& origin) {
     t.bytes_per_param = o.maybe_number("bytes_per_param", training_bytes).value_or(16);
     t.tp_comm_overlap = o.flag("tp_comm_overlap", false);
     t.pp_comm_overlap = o.flag("pp_comm_overlap", false);
+    t.tables_in_pipeline_split = o.flag("tables_in_pipeline_split", false);
     t.zero3_live_parameters =
         o.maybe_number("zero3_live_parameters", live_parameters).value_or(0);
     return w;
@@ -423,7 +426,7 @@ Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
   const Object o(v, "/plan", origin,
                  {"dp", "tp", "pp", "cp", "ep", "etp", "zero", "recompute", "flash_attention",
                   "sequence_parallel", "micro_batch", "grad_accum", "virtual_stages",
-                  "tp_comm_overlap", "pp_comm_overlap", "placement"});
+                  "tp_comm_overlap", "pp_comm_overlap", "tables_in_pipeline_split", "placement"});
   Plan p;
   p.dp = o.integer("dp", gpu_count, 1);
   // A serving plan's micro-batch is the engine's batch: the sequences decoded together.
@@ -445,6 +448,10 @@ Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
                                                     w.training.tp_comm_overlap);
   p.pp_comm_overlap = o.flag("pp_comm_overlap", w.kind == WorkloadKind::training &&
                                                     w.training.pp_comm_overlap);
+  // The workload's setting holds for a pinned pipeline unless the plan says otherwise.
+  p.tables_in_pipeline_split =
+      o.flag("tables_in_pipeline_split", w.kind == WorkloadKind::training && p.pp > 1 &&
+                                             w.training.tables_in_pipeline_split);
   if (const json* placement = o.find("placement")) {
     p.placement = read_placement(*placement, origin, o.path("placement"));
   }

@@ -42,6 +42,7 @@ std::string describe(const Context& ctx, const Plan& p) {
   out += fmt::format(", micro-batch {} x {}", p.micro_batch, p.grad_accum);
   if (p.virtual_stages > 1) out += fmt::format(", interleaved 1F1B v={}", p.virtual_stages);
   if (p.virtual_stages > 1 && p.pp_comm_overlap) out += " with overlapped sends";
+  if (p.tables_in_pipeline_split) out += ", embedding and loss as stage layers";
   return out;
 }
 

@@ -24,10 +24,20 @@ std::string megatron_arguments(const Context& ctx, const Plan& p) {
   auto add = [&](std::string a) { args.push_back(std::move(a)); };
   add(fmt::format("--tensor-model-parallel-size {}", p.tp));
   add(fmt::format("--pipeline-model-parallel-size {}", p.pp));
-  if (p.virtual_stages > 1) {
+  if (p.virtual_stages > 1 && p.tables_in_pipeline_split) {
+    // arguments.py: with the tables in the split a chunk's layers are not L/(pp·v), so the
+    // virtual pipeline is given by its chunks per rank.
+    add(fmt::format("--num-virtual-stages-per-pipeline-rank {}", p.virtual_stages));
+  } else if (p.virtual_stages > 1) {
     // arguments.py: layers per model chunk; the virtual pipeline size is L/(pp·this).
     add(fmt::format("--num-layers-per-virtual-pipeline-stage {}",
                     ctx.model.layers / (p.pp * p.virtual_stages)));
+  }
+  if (p.tables_in_pipeline_split) {
+    // arguments.py _add_distributed_args: the input embedding and the loss each treated "as
+    // a standard transformer layer in the context of partition and placement".
+    add("--account-for-embedding-in-pipeline-split");
+    add("--account-for-loss-in-pipeline-split");
   }
   add(fmt::format("--context-parallel-size {}", p.cp));
   if (is_moe(m)) {

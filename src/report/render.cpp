@@ -106,6 +106,7 @@ json plan_fields_json(const Plan& p) {
   if (p.virtual_stages > 1) j["virtual_stages"] = p.virtual_stages;
   if (p.tp_comm_overlap) j["tp_comm_overlap"] = true;
   if (p.pp_comm_overlap) j["pp_comm_overlap"] = true;
+  if (p.tables_in_pipeline_split) j["tables_in_pipeline_split"] = true;
   if (p.ep > 1) j["ep"] = p.ep;
   if (expert_tp(p) != p.tp) j["etp"] = expert_tp(p);
   return j;

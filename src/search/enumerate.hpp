@@ -223,8 +223,8 @@ inline void add_group(const Context& ctx, const Plan& base, Scratch& s, Visit&& 
 
 /// Every (tp, cp, pp, dp) factorisation of the world in enumeration order that passes the
 /// filter and the group checks, with pp > 1 once per number of virtual stages v (v dividing
-/// the L/pp layers of a stage, so pp·v divides L: Megatron-LM's rule; interleaved 1F1B,
-/// schedule.hpp), each handed to `visit` after its micro-batches are listed;
+/// the L/pp layers of a stage, so pp·v divides L: Megatron-LM's rule, L + 2 when the workload
+/// counts the embedding and loss in the split; interleaved 1F1B, schedule.hpp), each handed to `visit` after its micro-batches are listed;
 /// `out`, when given, gets the others as divisibility and batch rejections.
 template <typename Visit>
 inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scratch& s,
@@ -234,6 +234,8 @@ inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scr
   const double target = target_sequences(ctx);
   fill_divisors(world, s.world_divisors);
   fill_divisors(std::max<std::int64_t>(1, m.moe.experts), s.expert_degrees);
+  const bool tables_split = ctx.workload.kind == WorkloadKind::training &&
+                            ctx.workload.training.tables_in_pipeline_split;
   // The divisors are in increasing order: past world/tp (world/tp/cp) none can divide it.
   for (std::int64_t tp : s.world_divisors) {
     for (std::int64_t cp : s.world_divisors) {
@@ -292,9 +294,13 @@ inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scr
           if (!passes_axes(filter, folded)) continue;
           // Interleaved 1F1B: each v dividing the L/pp layers of a stage (pp·v divides L,
           // Megatron-LM's rule, model/legality.hpp), v = 1 first.
-          const std::int64_t layers_per_stage = folded.pp > 1 ? m.layers / folded.pp : 1;
+          // With workload.tables_in_pipeline_split the embedding and loss count as layers
+          // (Megatron-LM --account-for-*-in-pipeline-split): pp·v divides L + 2.
+          folded.tables_in_pipeline_split = folded.pp > 1 && tables_split;
+          const std::int64_t units = m.layers + (folded.tables_in_pipeline_split ? 2 : 0);
+          const std::int64_t layers_per_stage = folded.pp > 1 ? units / folded.pp : 1;
           for (std::int64_t v = 1; v <= layers_per_stage; ++v) {
-            if (v > 1 && m.layers % (folded.pp * v) != 0) continue;
+            if (v > 1 && units % (folded.pp * v) != 0) continue;
             folded.virtual_stages = v;
             add_group(ctx, folded, s, visit);
           }

@@ -254,7 +254,7 @@ TEST_CASE("loader: unknown keys, with and without a suggestion", "[loader][error
   CHECK(error_with({"/workload/batch=8"}) ==
         "a.json: /workload/batch: not a key of a training workload; expected one of: kind, "
         "global_batch_tokens, micro_batch, step_time_per_micro_batch, bytes_per_param, "
-        "tp_comm_overlap, pp_comm_overlap, zero3_live_parameters");
+        "tp_comm_overlap, pp_comm_overlap, tables_in_pipeline_split, zero3_live_parameters");
 }
 
 TEST_CASE("loader: integers reject fractions, negatives, zero and huge values",
@@ -568,6 +568,6 @@ TEST_CASE("loader: - reads standard input", "[loader][file]") {
   std::cin.rdbuf(saved);
   CHECK(message ==
         "<stdin>: /model: expected an object with keys layers, hidden, heads, kv_heads, "
-        "ffn_hidden, gated_mlp, vocab, tied_embeddings, seq_len, params, precision, head_dim, "
-        "moe, mla, mtp_layers, got 1");
+        "ffn_hidden, gated_mlp, vocab, tied_embeddings, dropout, seq_len, params, precision, "
+        "head_dim, moe, mla, mtp_layers, got 1");
 }

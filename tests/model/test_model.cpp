@@ -335,3 +335,25 @@ TEST_CASE("A measured step shorter than the score-matrix traffic is rejected", "
   s.workload.training.step_time_per_micro_batch_seconds = 0.7;
   CHECK(make_context(s).calibrated);
 }
+
+TEST_CASE("activations: a model without dropout keeps no masks", "[activations]") {
+  // Korthikanti et al. 2022 Eq. (1) with h_kv = h, f = 4h, ungated: s·b·h·(34 + 5as/h) bytes
+  // per layer; without dropout the two 1-byte sbh masks and the score mask and dropout output
+  // (3as²b) go: s·b·h·(32 + 2as/h).
+  Model m;
+  m.layers = 2;
+  m.hidden = 1024;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.ffn_hidden = 4096;
+  m.vocab = 1000;
+  m.seq_len = 2048;
+  const double sbh = 2048.0 * 1024;
+  const LayerActivationTerms with = layer_activation_terms(m, 1, 2048);
+  CHECK(with.replicated_bytes + with.tp_split_bytes == Approx(34 * sbh));
+  CHECK(with.scores_bytes == Approx(5.0 * 16 * 2048 * 2048));
+  m.dropout = false;
+  const LayerActivationTerms without = layer_activation_terms(m, 1, 2048);
+  CHECK(without.replicated_bytes + without.tp_split_bytes == Approx(32 * sbh));
+  CHECK(without.scores_bytes == Approx(2.0 * 16 * 2048 * 2048));
+}

@@ -123,7 +123,8 @@ json random_scenario(Random& r, bool serving) {
         1.0, static_cast<double>(r.integer(1, 48)) * (r.coin(0.8) ? 1.0 : 0.75));
     workload = {{"kind", "training"},
                 {"global_batch_tokens", sequences * static_cast<double>(seq_len)},
-                {"bytes_per_param", r.pick<double>({16, 12, 18})}};
+                {"bytes_per_param", r.pick<double>({16, 12, 18})},
+                {"tables_in_pipeline_split", r.coin()}};
   }
   return {{"name", "random"}, {"model", model}, {"cluster", cluster}, {"workload", workload}};
 }
@@ -175,17 +176,28 @@ void brute_force(const Scenario& s, Visit visit) {
             for (int flash = 0; flash <= (training ? 1 : 0); ++flash) {
               for (int sp = 0; sp <= (training ? 1 : 0); ++sp) {
                 for (const std::int64_t mb : micro_batches) {
-                  Plan p = answer_key::plan(dp, tp, pp, cp, zero, static_cast<Recompute>(recompute),
-                                            flash == 1, sp == 1, mb,
-                                            training ? per_replica / mb : 1);
-                  try {
-                    validate_plan(s, p, "brute force", "/plan");
-                  } catch (const InputError&) {
-                    continue;
-                  }
-                  for (const Placement& order : placements) {
-                    p.placement = order;
-                    visit(p);
+                  // Pipelines: every number of virtual stages, the embedding and loss counted
+                  // in the split when the workload says so (as the search does); the
+                  // loader's rules say which are legal.
+                  const bool piped = training && pp > 1;
+                  const bool tables = piped && s.workload.training.tables_in_pipeline_split;
+                  for (int split = tables ? 1 : 0; split <= (tables ? 1 : 0); ++split) {
+                    for (std::int64_t v = 1; v <= (piped ? s.model.layers + 2 : 1); ++v) {
+                      Plan p = answer_key::plan(dp, tp, pp, cp, zero,
+                                                static_cast<Recompute>(recompute), flash == 1,
+                                                sp == 1, mb, training ? per_replica / mb : 1);
+                      p.virtual_stages = v;
+                      p.tables_in_pipeline_split = split == 1;
+                      try {
+                        validate_plan(s, p, "brute force", "/plan");
+                      } catch (const InputError&) {
+                        continue;
+                      }
+                      for (const Placement& order : placements) {
+                        p.placement = order;
+                        visit(p);
+                      }
+                    }
                   }
                 }
               }

@@ -31,6 +31,11 @@ struct Model {
   bool gated_mlp = false;  ///< SwiGLU-style MLP: three h×f matrices instead of two
   std::int64_t vocab = 0;
   bool tied_embeddings = false;
+  /// Dropout on the residual branches and the attention probabilities, whose masks the
+  /// backward keeps (Korthikanti et al. 2022 §4.1). false for models trained without it
+  /// (Llama: hidden and attention dropout 0; PyTorch's dropout returns its input unmasked at
+  /// p = 0, aten/src/ATen/native/Dropout.cpp), whose layers keep no masks.
+  bool dropout = true;
   std::int64_t seq_len = 0;
   double params = 0;  ///< total parameters; 0 = derive from the shape
   Precision precision;  ///< the formats the job stores and computes the model in

@@ -65,6 +65,11 @@ struct Plan {
   /// --overlap-p2p-communication, NeMo overlap_p2p_comm; only with virtual_stages > 1):
   /// step_time.hpp add_pipeline. Set for every candidate by workload.pp_comm_overlap.
   bool pp_comm_overlap = false;
+  /// The input embedding and the loss (output layer) each take a layer's place in the
+  /// pipeline split, so the end stages hold one layer fewer (Megatron-LM
+  /// --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split; Llama 3,
+  /// arXiv 2407.21783, §3.3.2): activations.hpp stage_layers. Only with pp > 1.
+  bool tables_in_pipeline_split = false;
   Placement placement = default_placement;
 };
 

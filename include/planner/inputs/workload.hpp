@@ -19,6 +19,11 @@ struct Training {
   /// The framework overlaps interleaved 1F1B's stage-boundary sends with compute (Megatron-LM
   /// --overlap-p2p-communication): every candidate with virtual stages (Plan::pp_comm_overlap).
   bool pp_comm_overlap = false;
+  /// The framework counts the input embedding and the loss as a layer each in the pipeline
+  /// split (Megatron-LM --account-for-embedding-in-pipeline-split
+  /// --account-for-loss-in-pipeline-split): every candidate with pp > 1
+  /// (Plan::tables_in_pipeline_split).
+  bool tables_in_pipeline_split = false;
   /// ZeRO-3: parameters the framework keeps gathered at once (DeepSpeed
   /// stage3_max_live_parameters); 0 = two layers, the layer computed and the one prefetched
   /// (the worked solution's "two buffers"; FSDP's current and next unit). memory.hpp

@@ -31,6 +31,8 @@
 /// experts' and the routed copies', model/experts.hpp mlp_gemm_input_width); the norms'
 /// inputs, Q, K, V (attention's own inputs), the activation function's inputs and the masks
 /// keep the activation dtype.
+/// A model without dropout (model.dropout false) keeps neither mask: 8·s·b·h in the first
+/// group, 2·a·s²·b of scores.
 /// Sequence parallelism (§4.2.2) splits the first group by tp too. Context parallelism splits
 /// the sequence: each rank keeps s/cp of every tensor. Selective recompute (§5) and tiled
 /// (FlashAttention, Dao et al. 2022, arXiv 2205.14135) attention drop the score term; full
@@ -54,7 +56,9 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
   const double scale = bytes_of(m.precision.activations) / 2.0;
   const double gemm_scale = bytes_of(Dtype::fp8) / 2.0;
   const double gemm_inputs = mlp_gemm_input_width(m);
-  t.replicated_bytes = scale * 6.0 * sb * h + gemm_scale * 4.0 * sb * h;
+  // 6sbh: the two norms' inputs and, with dropout, its two masks.
+  t.replicated_bytes =
+      scale * (m.dropout ? 6.0 : 4.0) * sb * h + gemm_scale * 4.0 * sb * h;
   t.tp_split_bytes = scale * sb * (2.0 * h + 4.0 * kv_hidden(m) + mlp_width - gemm_inputs) +
                      gemm_scale * sb * (2.0 * h + gemm_inputs);
 }
@@ -76,14 +80,15 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
   if (m.precision.compute == Dtype::fp8) {
     fp8_gemm_input_terms(m, sb, mlp_width, t);
   } else {
-    t.replicated_bytes = scale * 10.0 * sb * h;
+    t.replicated_bytes = scale * (m.dropout ? 10.0 : 8.0) * sb * h;  // 2sbh: the masks
     t.tp_split_bytes = scale * sb * (4.0 * h + 4.0 * kv_hidden(m) + mlp_width);
   }
   // routed experts, dispatch copies and router logits (model/experts.hpp)
   if (is_moe(m)) t.replicated_bytes += sb * router_activation_bytes_per_token(m);
   // local queries against all keys: (s/cp)·s per head; with cp > 1 the planner requires tiled
   // attention, so this term is only ever stored with cp = 1, where it is 5·a·s²·b.
-  t.scores_bytes = scale * 5.0 * a * local_tokens * s * micro_batch;
+  // Without dropout only the softmax output (2as²b) stays, not its mask and output (3as²b).
+  t.scores_bytes = scale * (m.dropout ? 5.0 : 2.0) * a * local_tokens * s * micro_batch;
   return t;
 }
 
@@ -118,10 +123,31 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
   return kept_layer_bytes(m, p, plan_activation_terms(m, p), recompute);
 }
 
-/// Layers held by the largest pipeline stage: ⌈L/pp⌉ (stages may be uneven; the largest sets
-/// memory and time), the MTP blocks counted with the layers (docs/moe.md §8).
+/// The pipeline's units: the blocks, plus the embedding and the loss as one unit each when
+/// plan.tables_in_pipeline_split (Megatron-LM treats each "as a standard transformer layer in
+/// the context of partition and placement", arguments.py --account-for-embedding-in-pipeline-
+/// split, --account-for-loss-in-pipeline-split).
+[[nodiscard]] inline std::int64_t pipeline_units(const Model& m, const Plan& p) noexcept {
+  return blocks(m) + (p.pp > 1 && p.tables_in_pipeline_split ? 2 : 0);
+}
+
+/// With the tables in the split, whether the slowest stage is an end stage (one layer fewer
+/// and a V·h table, the output layer's GEMM being the costlier end) rather than a middle
+/// stage of ⌈U/pp⌉ layers: the table's parameters against one layer's active ones, the
+/// FLOPs per token either runs (6 per parameter).
+[[nodiscard]] inline bool end_stage_largest(const Model& m) noexcept {
+  return static_cast<double>(m.vocab) * static_cast<double>(m.hidden) > active_layer_params(m);
+}
+
+/// Layers held by the largest pipeline stage (the largest sets memory and time), the MTP
+/// blocks counted with the layers (docs/moe.md §8): ⌈L/pp⌉, the end stages carrying the
+/// embedding and output tables beside theirs; with the tables in the split, ⌈U/pp⌉ on a
+/// middle stage, or one fewer on the end stage when its table outweighs a layer.
 [[nodiscard]] inline std::int64_t stage_layers(const Model& m, const Plan& p) noexcept {
-  return (blocks(m) + p.pp - 1) / p.pp;
+  const std::int64_t units = pipeline_units(m, p);
+  const std::int64_t per_stage = (units + p.pp - 1) / p.pp;
+  if (units == blocks(m)) return per_stage;
+  return end_stage_largest(m) ? per_stage - 1 : per_stage;
 }
 
 /// Bytes the first stage keeps for its layers: ⌈L/pp⌉ layers × micro-batches in flight.

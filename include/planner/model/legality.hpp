@@ -31,6 +31,7 @@ enum class ViolationKind {
   virtual_stages_pp,     ///< virtual stages without a pipeline (pp = 1)
   virtual_stages_layers, ///< pp·virtual_stages does not divide the layers
   virtual_stages_accum,  ///< interleaved: pp does not divide grad_accum (Megatron-LM's rule)
+  tables_split_pp,       ///< the tables in the pipeline split without a pipeline (pp = 1)
   ep_dense,              ///< ep > 1 on a model without experts
   ep_experts,            ///< ep does not divide the routed experts
   ep_dp_cp,              ///< ep does not divide dp·cp, the ranks the MoE layers fold it into
@@ -134,11 +135,15 @@ enum class LegalityScope { plan, degrees };
     return Violation{K::sequence_parallel, "sequence_parallel", 1};
   }
   if (p.pp > m.layers) return Violation{K::pp_layers, "pp", p.pp};
+  if (scope == LegalityScope::plan && p.tables_in_pipeline_split && p.pp == 1) {
+    return Violation{K::tables_split_pp, "tables_in_pipeline_split", 1};
+  }
   if (scope == LegalityScope::plan && p.virtual_stages > 1) {
-    // Megatron-LM: interleaving needs a pipeline; layers divisible by pp·v; the interleaved
-    // schedule needs m % pp == 0.
+    // Megatron-LM: interleaving needs a pipeline; layers divisible by pp·v (the layers and
+    // the two tables when they count in the split); the interleaved schedule needs m % pp == 0.
     if (p.pp == 1) return Violation{K::virtual_stages_pp, "virtual_stages", p.virtual_stages};
-    if (m.layers % (p.pp * p.virtual_stages) != 0) {
+    const std::int64_t units = m.layers + (p.tables_in_pipeline_split ? 2 : 0);
+    if (units % (p.pp * p.virtual_stages) != 0) {
       return Violation{K::virtual_stages_layers, "virtual_stages", p.virtual_stages};
     }
     if (p.grad_accum % p.pp != 0) {

@@ -60,9 +60,12 @@ inline constexpr std::array<LedgerLine, 10> ledger_lines{{
 }};
 
 /// Embedding and output-table parameters on the largest stage: all of them (embedding_params)
-/// with pp = 1, else one V·h table (the first stage's embedding or the last's output layer).
+/// with pp = 1, else one V·h table (the first stage's embedding or the last's output layer);
+/// none when the tables take a layer's place in the split and a middle stage, without one,
+/// is the largest (activations.hpp stage_layers).
 [[nodiscard]] inline double stage_table_params(const Model& m, const Plan& p) noexcept {
   if (p.pp == 1) return embedding_params(m);
+  if (p.tables_in_pipeline_split && !end_stage_largest(m)) return 0;
   return static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
 }
 

@@ -46,6 +46,9 @@ inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis:
       }
       if (p.tp > 1 && !p.sequence_parallel) return "torchtitan's tp always shards the sequence";
       if (!p.flash_attention) return "torchtitan's attention is always tiled (SDPA or flex)";
+      if (p.tables_in_pipeline_split) {
+        return "torchtitan splits the pipeline by layers (embedding and loss are not counted)";
+      }
       return {};
     case Framework::deepspeed:
       // DeepSpeed 0.19.6: runtime/pipe/engine.py (ZeRO < 2 with stages), AutoTP training with
@@ -57,6 +60,9 @@ inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis:
       if (p.tp > 1 && p.sequence_parallel) return "DeepSpeed's AutoTP does not shard the sequence";
       if (p.recompute == Recompute::selective) return "DeepSpeed recomputes whole layers only";
       if (p.virtual_stages > 1) return "DeepSpeed's pipeline engine runs plain 1F1B, not interleaved";
+      if (p.tables_in_pipeline_split) {
+        return "DeepSpeed's pipeline engine does not count the embedding and loss as layers";
+      }
       return {};
   }
   return {};

@@ -47,6 +47,7 @@ struct RankKey {
   int crossing_axes = 0;        ///< tp, cp or pp groups that leave the node
   double inter_node_bytes = 0;  ///< per token: the scarce tier's traffic
   std::int64_t virtual_stages = 1;  ///< fewer model chunks per stage (a simpler schedule)
+  int tables_split = 0;         ///< 1 with the embedding and loss as stage layers
   double exact_time = 0;        ///< the unquantised time, to order plans within a step ...
   double memory_bytes = 0;      ///< ... only after simplicity and then memory headroom
   int zero = 0;
@@ -59,7 +60,8 @@ struct RankKey {
 
   [[nodiscard]] auto tie() const noexcept {
     return std::tie(misses_slo, band, time, throughput, model_axes, pipeline, crossing_axes,
-                    inter_node_bytes, virtual_stages, memory_bytes, exact_time, zero, recompute,
+                    inter_node_bytes, virtual_stages, tables_split, memory_bytes, exact_time,
+                    zero, recompute,
                     dp, tp, pp, cp, ep, etp_split, micro_batch, flash, sp, placement);
   }
   friend bool operator<(const RankKey& a, const RankKey& b) noexcept { return a.tie() < b.tie(); }
@@ -106,6 +108,7 @@ struct RankKey {
   k.zero = p.zero;
   k.recompute = static_cast<int>(p.recompute);
   k.virtual_stages = p.virtual_stages;
+  k.tables_split = p.tables_in_pipeline_split ? 1 : 0;
   k.dp = p.dp;
   k.tp = p.tp;
   k.pp = p.pp;
