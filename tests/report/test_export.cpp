@@ -91,3 +91,35 @@ TEST_CASE("Export refuses a pinned plan Megatron-LM cannot launch", "[export]") 
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("/plan") && Catch::Contains("ZeRO-1"));
 }
+
+TEST_CASE("Megatron-LM arguments for the embedding and loss in the pipeline split", "[export]") {
+  // Llama 3.1 405B (126 layers) on 16,384 GPUs with the tables in the split: 128 units, so
+  // interleaving is given by chunks per rank (arguments.py
+  // --num-virtual-stages-per-pipeline-rank), with both --account-for-*-in-pipeline-split flags.
+  const char* scenario = "scenarios/q3-llama-3.1-405b-16k-h100.json";
+  const char* setting = "/workload/tables_in_pipeline_split=true";
+  const auto exported =
+      cli_harness::run({"export", scenario, "--to", "megatron", "--set", setting});
+  REQUIRE(exported.code == 0);
+  const auto planned = cli_harness::run({"plan", scenario, "--framework", "megatron", "--format",
+                                         "json", "--no-thresholds", "--set", setting});
+  REQUIRE(planned.code == 0);
+  const json best = json::parse(planned.out).at("best");
+  REQUIRE(best.at("pp").get<std::int64_t>() > 1);
+  CHECK(best.at("tables_in_pipeline_split") == true);
+  const auto a = parse_arguments(exported.out);
+  CHECK(a.count("--account-for-embedding-in-pipeline-split") == 1);
+  CHECK(a.count("--account-for-loss-in-pipeline-split") == 1);
+  CHECK(a.count("--num-layers-per-virtual-pipeline-stage") == 0);
+  const std::int64_t v = a.count("--num-virtual-stages-per-pipeline-rank")
+                             ? integer(a, "--num-virtual-stages-per-pipeline-rank")
+                             : 1;
+  CHECK(v == best.value("virtual_stages", std::int64_t{1}));
+  // Megatron-LM's rule: pp·v divides the 126 layers and the two tables.
+  CHECK((126 + 2) % (integer(a, "--pipeline-model-parallel-size") * v) == 0);
+  // torchtitan and DeepSpeed split by layers alone: no such plan for them.
+  const auto titan = cli_harness::run({"plan", scenario, "--framework", "torchtitan", "--format",
+                                       "json", "--no-thresholds", "--set", setting});
+  REQUIRE(titan.code == 0);
+  CHECK_FALSE(json::parse(titan.out).at("best").contains("tables_in_pipeline_split"));
+}
