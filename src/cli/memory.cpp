@@ -31,6 +31,7 @@ struct MemoryArgs {
 Recompute parse_recompute(const std::string& text) {
   if (text == "none") return Recompute::none;
   if (text == "selective") return Recompute::selective;
+  if (text == "op") return Recompute::op;
   return Recompute::full;
 }
 
@@ -175,7 +176,7 @@ Runner add_memory(CLI::App& sub) {
   }
   sub.add_option("--zero", a->zero, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
   sub.add_option("--recompute", a->recompute, "none, selective or full")
-      ->check(CLI::IsMember({"none", "selective", "full"}));
+      ->check(CLI::IsMember({"none", "selective", "op", "full"}));
   sub.add_option("--flash", a->flash, "Tiled attention: on or off")->check(CLI::IsMember({"on", "off"}));
   sub.add_option("--sp", a->sp, "Sequence parallelism: on or off")->check(CLI::IsMember({"on", "off"}));
   sub.add_option("--etp", a->etp, "Expert tensor-parallel degree (MoE; divides tp; default tp)");

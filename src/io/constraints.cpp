@@ -92,10 +92,11 @@ void apply_item(Constraints& c, std::string_view item, const std::string& origin
     }
     if (it.value == "none") c.recompute = Recompute::none;
     else if (it.value == "selective") c.recompute = Recompute::selective;
+    else if (it.value == "op") c.recompute = Recompute::op;
     else if (it.value == "full") c.recompute = Recompute::full;
     else {
       throw InputError(origin, pointer,
-                       fmt::format("item '{}': expected none, selective or full", item));
+                       fmt::format("item '{}': expected none, selective, op or full", item));
     }
   } else {
     static const std::vector<std::string> names{"tp", "cp", "dp", "pp", "zero", "flash", "sp",

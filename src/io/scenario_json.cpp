@@ -200,6 +200,12 @@ std::string violation_message(const Scenario& s, const Plan& p, const Violation&
       return fmt::format("pp·virtual_stages ({}·{}) must divide layers ({}); each virtual "
                          "stage holds the same number of layers",
                          p.pp, p.virtual_stages, m.layers);
+    case ViolationKind::recompute_op_flash:
+      return "recompute \"op\" (torchtitan's op-level checkpointing) needs flash_attention: "
+             "true (its attention is always tiled, PyTorch SDPA)";
+    case ViolationKind::recompute_op_moe:
+      return "recompute \"op\" (torchtitan's op-level checkpointing) is modelled for dense "
+             "layers only; choose none, selective or full for a mixture-of-experts model";
     case ViolationKind::tables_split_pp:
       return "tables_in_pipeline_split needs pp > 1 (it moves a layer off each end stage of "
              "the pipeline); set it to false or raise pp";

@@ -72,6 +72,7 @@ inline constexpr std::int64_t max_prefill_chunks = 4096;
 
 inline constexpr std::array recompute_choices{Choice<Recompute>{"none", Recompute::none},
                                        Choice<Recompute>{"selective", Recompute::selective},
+                                       Choice<Recompute>{"op", Recompute::op},
                                        Choice<Recompute>{"full", Recompute::full}};
 inline constexpr std::array kv_sharding_choices{Choice<KvSharding>{"replicate", KvSharding::replicate},
                                          Choice<KvSharding>{"batch", KvSharding::batch}};

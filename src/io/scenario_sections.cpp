@@ -372,7 +372,7 @@ Workload read_workload(const json& v, const std::string& origin) {
       v, "/workload", origin,
       {"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch", "batch",
        "tp_comm_overlap", "pp_comm_overlap", "tables_in_pipeline_split",
-       "zero3_live_parameters", "concurrency",
+       "fused_cross_entropy", "zero3_live_parameters", "concurrency",
        "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
        "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
        "memory_bandwidth_efficiency", "bytes_per_param", "kv_sharding", "kv_block_tokens"});
@@ -382,7 +382,7 @@ Workload read_workload(const json& v, const std::string& origin) {
   if (w.kind == WorkloadKind::training) {
     o.restrict_to({"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch",
                    "bytes_per_param", "tp_comm_overlap", "pp_comm_overlap",
-                   "tables_in_pipeline_split", "zero3_live_parameters"},
+                   "tables_in_pipeline_split", "fused_cross_entropy", "zero3_live_parameters"},
                   "a training workload");
     Training& t = w.training;
     t.global_batch_tokens = o.number("global_batch_tokens", batch_tokens);
@@ -393,6 +393,7 @@ Workload read_workload(const json& v, const std::string& origin) {
     t.tp_comm_overlap = o.flag("tp_comm_overlap", false);
     t.pp_comm_overlap = o.flag("pp_comm_overlap", false);
     t.tables_in_pipeline_split = o.flag("tables_in_pipeline_split", false);
+    t.fused_cross_entropy = o.flag("fused_cross_entropy", true);
     t.zero3_live_parameters =
         o.maybe_number("zero3_live_parameters", live_parameters).value_or(0);
     return w;

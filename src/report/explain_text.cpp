@@ -38,6 +38,7 @@ std::string describe(const Context& ctx, const Plan& p) {
   if (p.sequence_parallel && p.tp_comm_overlap) out += " with tp overlap";
   if (p.flash_attention) out += ", flash";
   out += p.recompute == Recompute::none ? std::string(", no recompute")
+         : p.recompute == Recompute::op ? std::string(", op-level recompute")
                                         : fmt::format(", {} recompute", to_string(p.recompute));
   out += fmt::format(", micro-batch {} x {}", p.micro_batch, p.grad_accum);
   if (p.virtual_stages > 1) out += fmt::format(", interleaved 1F1B v={}", p.virtual_stages);

@@ -21,10 +21,15 @@ namespace planner {
 
 namespace {
 
+/// torchtitan's activation_checkpoint.mode for a plan's recompute. torchtitan's attention is
+/// tiled (SDPA), and with tiled attention the planner's selective recompute (Korthikanti's:
+/// the attention core) is what tiled attention's backward does anyway, so it is "none";
+/// torchtitan's "selective" with selective_ac_option "op" is the planner's "op".
 std::string_view checkpoint_mode(Recompute r) {
   switch (r) {
     case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
+    case Recompute::selective: return "none";
+    case Recompute::op: return "selective";
     case Recompute::full: return "full";
   }
   return "none";
@@ -67,7 +72,7 @@ std::string torchtitan_toml(const Context& ctx, const Plan& p) {
   }
   out += "\n[activation_checkpoint]\n";
   out += fmt::format("mode = \"{}\"\n", checkpoint_mode(p.recompute));
-  if (p.recompute == Recompute::selective) out += "selective_ac_option = \"op\"\n";
+  if (p.recompute == Recompute::op) out += "selective_ac_option = \"op\"\n";
   return out;
 }
 

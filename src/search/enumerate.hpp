@@ -22,11 +22,20 @@ struct RecomputeChoice {
 
 // Tiled attention always recomputes the attention core in its backward pass (Dao et al. 2022),
 // so "flash + none" is the same configuration as "flash + selective" and is not listed twice.
-inline constexpr std::array<RecomputeChoice, 5> recompute_choices{{{Recompute::none, false},
+// torchtitan's op-level checkpointing runs with tiled attention only (model/legality.hpp).
+inline constexpr std::array<RecomputeChoice, 6> recompute_choices{{{Recompute::none, false},
                                                             {Recompute::selective, false},
                                                             {Recompute::full, false},
                                                             {Recompute::selective, true},
+                                                            {Recompute::op, true},
                                                             {Recompute::full, true}}};
+
+/// Whether a recompute choice applies to a group: ring attention (cp > 1) needs tiled
+/// attention; op-level checkpointing is modelled for dense layers (model/legality.hpp).
+inline bool choice_applies(const Model& m, const Plan& base, const RecomputeChoice& rc) {
+  if (base.cp > 1 && !rc.flash) return false;
+  return rc.recompute != Recompute::op || !is_moe(m);
+}
 
 /// The search's words for a factorisation that breaks a rule of model/legality.hpp.
 inline std::string degree_reason(const Model& m, const Plan& p, const Violation& v) {

@@ -60,7 +60,7 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
     for (int zero = 0; zero <= 3; ++zero) {
       for (std::size_t choice = 0; choice < recompute_choices.size(); ++choice) {
         const RecomputeChoice& rc = recompute_choices[choice];
-        if (base.cp > 1 && !rc.flash) continue;  // ring attention needs tiled attention
+        if (!choice_applies(ctx.model, base, rc)) continue;
         for (int sp = 0; sp <= (base.tp > 1 ? 1 : 0); ++sp) {
           for (std::size_t i = 0; i < mb_count; ++i) {
             if (!schedule_allows(g, i, s.mb_pool)) continue;
@@ -132,7 +132,7 @@ void enumerate_winner(const Context& ctx, const SearchFilter& filter, Scratch& s
     s.row_pool.resize(s.row_pool.size() + rows_per_group);
     for (std::size_t choice = 0; choice < recompute_choices.size(); ++choice) {
       const RecomputeChoice& rc = recompute_choices[choice];
-      if (g.base.cp > 1 && !rc.flash) continue;  // ring attention needs tiled attention
+      if (!choice_applies(ctx.model, g.base, rc)) continue;
       if (filter.recompute && *filter.recompute != rc.recompute) continue;
       if (filter.flash_attention && *filter.flash_attention != rc.flash) continue;
       for (std::size_t i = 0; i < g.micro_batch_count; ++i) {

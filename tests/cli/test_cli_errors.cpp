@@ -63,7 +63,7 @@ TEST_CASE("CLI: an unknown subcommand or flag is a usage error", "[cli][errors]"
   CHECK(usage_error({"memory", "scenarios/a.json", "--zero", "4"}) ==
         parse_error("--zero: Value 4 not in range 0 to 3"));
   CHECK(usage_error({"memory", "scenarios/a.json", "--recompute", "ful"}) ==
-        parse_error("--recompute: ful not in {none,selective,full}"));
+        parse_error("--recompute: ful not in {none,selective,op,full}"));
   CHECK(usage_error({"memory", "scenarios/a.json", "--tp", "abc"}) ==
         parse_error("Could not convert: --tp = abc"));
 }

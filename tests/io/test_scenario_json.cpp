@@ -254,7 +254,8 @@ TEST_CASE("loader: unknown keys, with and without a suggestion", "[loader][error
   CHECK(error_with({"/workload/batch=8"}) ==
         "a.json: /workload/batch: not a key of a training workload; expected one of: kind, "
         "global_batch_tokens, micro_batch, step_time_per_micro_batch, bytes_per_param, "
-        "tp_comm_overlap, pp_comm_overlap, tables_in_pipeline_split, zero3_live_parameters");
+        "tp_comm_overlap, pp_comm_overlap, tables_in_pipeline_split, fused_cross_entropy, "
+        "zero3_live_parameters");
 }
 
 TEST_CASE("loader: integers reject fractions, negatives, zero and huge values",
@@ -366,7 +367,8 @@ TEST_CASE("plan: pp, cp, flash attention and sequence parallelism", "[plan][erro
         "a.json: /plan/placement/2: \"dp\" appears twice; expected a permutation of [\"tp\", "
         "\"cp\", \"dp\", \"pp\"], innermost axis first");
   CHECK(error_with({"/plan={\"dp\": 64, \"recompute\": \"ful\"}"}) ==
-        "a.json: /plan/recompute: expected one of \"none\", \"selective\", \"full\", got \"ful\" "
+        "a.json: /plan/recompute: expected one of \"none\", \"selective\", \"op\", \"full\", "
+        "got \"ful\" "
         "(did you mean \"full\"?)");
 }
 

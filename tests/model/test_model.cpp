@@ -357,3 +357,61 @@ TEST_CASE("activations: a model without dropout keeps no masks", "[activations]"
   CHECK(without.replicated_bytes + without.tp_split_bytes == Approx(32 * sbh));
   CHECK(without.scores_bytes == Approx(2.0 * 16 * 2048 * 2048));
 }
+
+TEST_CASE("activations: torchtitan's op-level checkpointing, by hand", "[activations]") {
+  // Llama 3.1 8B shape, one micro-batch of 2 × 8192 tokens, tp 1: the block input (h), wq's
+  // and attention's outputs (4096 each), wv's (1024), w1's (14336) and w2's (4096) are saved,
+  // torchtitan's `_save_list` with every second matmul recomputed: (4·4096 + 1024 + 14336) ·
+  // 2 B = 63,488 B per token and layer. Recomputed: wk 4096·1024, wo 4096·4096, w3
+  // 4096·14336 parameters, 2 FLOPs each per token.
+  Model m;
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.ffn_hidden = 14336;
+  m.gated_mlp = true;
+  m.vocab = 128256;
+  m.seq_len = 8192;
+  m.dropout = false;
+  Plan p;
+  p.dp = 8;
+  p.micro_batch = 2;
+  p.flash_attention = true;
+  p.recompute = Recompute::op;
+  const double tokens = 2.0 * 8192;
+  CHECK(layer_activation_bytes(m, p, Recompute::op) == Approx(63488.0 * tokens));
+  const double recomputed = 4096.0 * 1024 + 4096.0 * 4096 + 4096.0 * 14336;
+  CHECK(op_recomputed_params(m) == Approx(recomputed));
+  const MicroBatchFlops with_op = micro_batch_flops(m, p);
+  p.recompute = Recompute::selective;
+  const MicroBatchFlops selective = micro_batch_flops(m, p);
+  CHECK(with_op.recompute - selective.recompute == Approx(2.0 * recomputed * tokens * 32));
+  // Under tp 4 with sequence parallelism the input is split, w2's product is not (it is saved
+  // before its reduce-scatter), and the two reduce-scatter outputs are saved too:
+  // 4096/4 + (2·4096 + 1024 + 14336)/4 + 4096 + 2·4096/4 = 13,056 elements per token.
+  p.recompute = Recompute::op;
+  p.tp = 4;
+  p.dp = 2;
+  p.sequence_parallel = true;
+  CHECK(layer_activation_bytes(m, p, Recompute::op) == Approx(2.0 * 13056 * tokens));
+}
+
+TEST_CASE("logits: an unfused fp32 cross-entropy holds three logit tensors", "[activations]") {
+  // pp 1, tp 1, one micro-batch of 2 × 8192 tokens, h 4096, V 128256: Korthikanti §4.3's
+  // 4·s·b·h·(1 + V/h) with the fused loss; PyTorch's cross_entropy on an fp32 copy keeps the
+  // log-softmax output, the loss gradient and the input gradient at the backward's start:
+  // 4·s·b·h + 12·s·b·V, plus the embedding's s·b·h for the one micro-batch in flight.
+  Model m;
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.vocab = 128256;
+  m.seq_len = 8192;
+  Plan p;
+  p.micro_batch = 2;
+  const double sb = 2.0 * 8192;
+  CHECK(logits_activation_bytes(m, p) == Approx(sb * 4096 + 4.0 * sb * (4096 + 128256)));
+  CHECK(logits_activation_bytes(m, p, false) ==
+        Approx(sb * 4096 + 4.0 * sb * 4096 + 12.0 * sb * 128256));
+}

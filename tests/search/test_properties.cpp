@@ -172,7 +172,7 @@ void brute_force(const Scenario& s, Visit visit) {
             training ? divisors_of(per_replica)
                      : std::vector<std::int64_t>{s.workload.serving.batch};
         for (int zero = 0; zero <= (training ? 3 : 0); ++zero) {
-          for (int recompute = 0; recompute <= (training ? 2 : 0); ++recompute) {
+          for (int recompute = 0; recompute <= (training ? 3 : 0); ++recompute) {
             for (int flash = 0; flash <= (training ? 1 : 0); ++flash) {
               for (int sp = 0; sp <= (training ? 1 : 0); ++sp) {
                 for (const std::int64_t mb : micro_batches) {

@@ -12,12 +12,17 @@
 
 namespace planner {
 
-enum class Recompute { none, selective, full };
+/// Activation recompute, least to most: none; selective (Korthikanti et al. 2022 §5: the
+/// attention core); op, torchtitan's selective op-level checkpointing (the outputs of
+/// attention and of every other matmul saved, the rest of each layer recomputed;
+/// activations.hpp op_saved_width); full (each layer's forward again).
+enum class Recompute { none, selective, op, full };
 
 [[nodiscard]] constexpr std::string_view to_string(Recompute r) noexcept {
   switch (r) {
     case Recompute::none: return "none";
     case Recompute::selective: return "selective";
+    case Recompute::op: return "op";
     case Recompute::full: return "full";
   }
   return "none";

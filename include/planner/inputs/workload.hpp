@@ -24,6 +24,12 @@ struct Training {
   /// --account-for-loss-in-pipeline-split): every candidate with pp > 1
   /// (Plan::tables_in_pipeline_split).
   bool tables_in_pipeline_split = false;
+  /// The loss is a fused cross-entropy on the logits (Megatron-LM's vocab-parallel
+  /// cross-entropy: the fp32 logits, Korthikanti et al. 2022 §4.3). false: PyTorch's
+  /// cross_entropy on an fp32 copy of the logits (torchtitan train.py loss_fn), whose
+  /// backward holds three fp32 tensors of the logits' size at once (activations.hpp
+  /// logits_activation_bytes).
+  bool fused_cross_entropy = true;
   /// ZeRO-3: parameters the framework keeps gathered at once (DeepSpeed
   /// stage3_max_live_parameters); 0 = two layers, the layer computed and the one prefetched
   /// (the worked solution's "two buffers"; FSDP's current and next unit). memory.hpp

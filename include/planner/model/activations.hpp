@@ -99,6 +99,36 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
                                 static_cast<double>(m.seq_len) / static_cast<double>(p.cp));
 }
 
+/// torchtitan's selective op-level checkpointing (torchtitan/parallelisms/parallelize_llama.py
+/// at 9dec370, `_save_list` and `_custom_policy`: "Saves output of all compute ops, except
+/// every second mm"): per token, the block's input (h, as sequence parallelism leaves it), the
+/// outputs of the odd matmuls in the layer's order — wq (the query width), wv (h_kv), w1 (f)
+/// and, gated, w2 (h: the row-parallel product before its reduce-scatter, not split) — and
+/// attention's output (the query width), split by tp, with sequence parallelism the two
+/// reduce-scatters' outputs (h/tp each), all in the activation dtype. Every other tensor of
+/// the layer (norms, K, the output projection, w3, the activation function) is recomputed.
+[[nodiscard]] inline double op_kept_layer_bytes(const Model& m, const Plan& p) noexcept {
+  const double tp = static_cast<double>(p.tp);
+  const bool sp = p.sequence_parallel && p.tp > 1;
+  const double h = static_cast<double>(m.hidden);
+  const double q = static_cast<double>(m.heads) * head_dim(m);
+  const double f = static_cast<double>(m.ffn_hidden);
+  double per_token = h / (sp ? tp : 1.0) + (2.0 * q + kv_hidden(m) + f) / tp;
+  if (m.gated_mlp) per_token += h;
+  if (sp) per_token += 2.0 * h / tp;
+  const double tokens = static_cast<double>(m.seq_len) / static_cast<double>(p.cp) *
+                        static_cast<double>(p.micro_batch);
+  return bytes_of(m.precision.activations) * per_token * tokens;
+}
+
+/// Parameters of the matmuls op-level checkpointing runs again in the backward, per layer: the
+/// even ones, wk (h·h_kv), wo (query width · h) and w3 (h·f; fc2 when ungated, f·h).
+[[nodiscard]] inline double op_recomputed_params(const Model& m) noexcept {
+  const double h = static_cast<double>(m.hidden);
+  const double q = static_cast<double>(m.heads) * head_dim(m);
+  return h * kv_hidden(m) + q * h + h * static_cast<double>(m.ffn_hidden);
+}
+
 /// Bytes one layer keeps for the backward pass on one GPU under `recompute`, from the plan's
 /// terms (computed once for the ledger's three uses).
 [[nodiscard]] inline double kept_layer_bytes(const Model& m, const Plan& p,
@@ -106,6 +136,7 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
                                              Recompute recompute) noexcept {
   const double tp = static_cast<double>(p.tp);
   const double sp_split = p.sequence_parallel ? tp : 1.0;
+  if (recompute == Recompute::op) return op_kept_layer_bytes(m, p);
   if (recompute == Recompute::full) {
     const double local_tokens = static_cast<double>(m.seq_len) / static_cast<double>(p.cp);
     return bytes_of(m.precision.activations) * local_tokens *
@@ -162,14 +193,23 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
 /// recompute without tiled attention; the whole layer under full recompute).
 [[nodiscard]] inline double recompute_working_bytes(const Model& m, const Plan& p,
                                                     const LayerActivationTerms& t) noexcept {
-  return kept_layer_bytes(m, p, t, Recompute::none) - kept_layer_bytes(m, p, t, p.recompute);
+  // op-level checkpointing can keep more than no recompute at all (under SP, the row-parallel
+  // matmul's unsplit output it saves against the split input autograd would keep): then
+  // nothing more is re-materialised.
+  return std::max(0.0, kept_layer_bytes(m, p, t, Recompute::none) -
+                           kept_layer_bytes(m, p, t, p.recompute));
 }
 
 /// Embedding and output-layer activations (Korthikanti et al. 2022 §4.3): the embedding
 /// dropout mask s·b·h per in-flight micro-batch on the first stage, and, when one stage holds
 /// the output layer too (pp = 1), 4·s·b·h·(1 + V/h) for the final LayerNorm input, the output
 /// layer input and the fp32 logits. Split by tp (vocabulary-parallel output layer).
-[[nodiscard]] inline double logits_activation_bytes(const Model& m, const Plan& p) noexcept {
+/// Without a fused cross-entropy (PyTorch's F.cross_entropy on `pred.float()`, torchtitan
+/// train.py loss_fn at 9dec370, with `del pred` before the backward) the backward's first
+/// step holds the log-softmax output it saved, the loss gradient and the input gradient it
+/// makes, three fp32 tensors of the logits: 12·s·b·V where the fused loss keeps 4·s·b·V.
+[[nodiscard]] inline double logits_activation_bytes(const Model& m, const Plan& p,
+                                                    bool fused_loss = true) noexcept {
   const double sb = static_cast<double>(m.seq_len) / static_cast<double>(p.cp) *
                     static_cast<double>(p.micro_batch);
   const double h = static_cast<double>(m.hidden);
@@ -177,7 +217,10 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
   double bytes = sb * h * activation_micro_batches(p) / tp;
   // Each MTP module computes its own logits with the shared head (docs/moe.md §8).
   const double heads = 1.0 + static_cast<double>(m.mtp_layers);
-  if (p.pp == 1) bytes += heads * 4.0 * sb * h * (1.0 + static_cast<double>(m.vocab) / h) / tp;
+  const double logit_bytes = fused_loss ? 4.0 : 12.0;
+  if (p.pp == 1) {
+    bytes += heads * (4.0 * sb * h + logit_bytes * sb * static_cast<double>(m.vocab)) / tp;
+  }
   return bytes;
 }
 

@@ -79,13 +79,17 @@ struct MicroBatchFlops {
   if (p.recompute == Recompute::full) {
     recompute_per_layer += 2.0 * active_layer_params(m) * tokens + 4.0 * core;
   }
+  // op-level checkpointing re-runs the matmuls it did not save; attention's output is saved.
+  if (p.recompute == Recompute::op) recompute_per_layer += 2.0 * op_recomputed_params(m) * tokens;
   f.recompute = recompute_per_layer * layers / split;
   const Dtype d = m.precision.compute;
   if (d == Dtype::bf16 || d == Dtype::fp16) return f;  // one rate for all: no split needed
   f.dense_high_precision =
       6.0 * (stage_table_params(m, p) + stage_mtp_head_flop_params(m, p)) * tokens / split;
   const double full_gemms =
-      p.recompute == Recompute::full ? 2.0 * active_layer_params(m) * tokens : 0.0;
+      p.recompute == Recompute::full  ? 2.0 * active_layer_params(m) * tokens
+      : p.recompute == Recompute::op ? 2.0 * op_recomputed_params(m) * tokens
+                                      : 0.0;
   f.recompute_high_precision = (recompute_per_layer - full_gemms) * layers / split;
   return f;
 }

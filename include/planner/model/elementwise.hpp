@@ -86,7 +86,8 @@ struct ElementwiseBytes {
     fwd += cast_bytes * (attention_core_width(m) + f) / tp;
     bwd += cast_bytes * ((h + 2.0 * kv_hidden(m) + gemm_out_f) / tp + 2.0 * h / sp_split);
   }
-  if (p.recompute == Recompute::full) fwd *= 2.0;
+  // Full and op-level recompute run the layer's memory-bound operations forward again.
+  if (p.recompute == Recompute::full || p.recompute == Recompute::op) fwd *= 2.0;
   ElementwiseBytes b{fwd * tokens * layers, bwd * tokens * layers};
 
   constexpr double loss_bytes_per_logit = 28.0;

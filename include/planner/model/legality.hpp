@@ -32,6 +32,8 @@ enum class ViolationKind {
   virtual_stages_layers, ///< pp·virtual_stages does not divide the layers
   virtual_stages_accum,  ///< interleaved: pp does not divide grad_accum (Megatron-LM's rule)
   tables_split_pp,       ///< the tables in the pipeline split without a pipeline (pp = 1)
+  recompute_op_flash,    ///< op-level checkpointing without tiled attention
+  recompute_op_moe,      ///< op-level checkpointing on a mixture-of-experts model
   ep_dense,              ///< ep > 1 on a model without experts
   ep_experts,            ///< ep does not divide the routed experts
   ep_dp_cp,              ///< ep does not divide dp·cp, the ranks the MoE layers fold it into
@@ -135,6 +137,11 @@ enum class LegalityScope { plan, degrees };
     return Violation{K::sequence_parallel, "sequence_parallel", 1};
   }
   if (p.pp > m.layers) return Violation{K::pp_layers, "pp", p.pp};
+  // op-level checkpointing is torchtitan's (SDPA attention; modelled for dense layers).
+  if (scope == LegalityScope::plan && p.recompute == Recompute::op) {
+    if (!p.flash_attention) return Violation{K::recompute_op_flash, "recompute", 0};
+    if (is_moe(m)) return Violation{K::recompute_op_moe, "recompute", 0};
+  }
   if (scope == LegalityScope::plan && p.tables_in_pipeline_split && p.pp == 1) {
     return Violation{K::tables_split_pp, "tables_in_pipeline_split", 1};
   }

@@ -200,7 +200,7 @@ struct LayerGemms {
   l.optimizer_bytes = state(optimizer_b, p.zero >= 1);
   const LayerActivationTerms terms = plan_activation_terms(m, p);
   l.activations_bytes = stage_activation_bytes(m, p, terms);
-  l.logits_bytes = logits_activation_bytes(m, p);
+  l.logits_bytes = logits_activation_bytes(m, p, w.fused_cross_entropy);
   l.recompute_working_bytes = recompute_working_bytes(m, p, terms);
   if (p.zero >= 3) {
     // The layer being computed and the one being prefetched, gathered in bf16

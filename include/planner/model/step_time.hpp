@@ -384,7 +384,11 @@ inline void add_tensor_parallel(const Model& m, const Cluster& c, const Plan& p,
                        bytes_of(m.precision.activations);
   t.tp_collective =
       cheapest_collective(Collective::all_reduce, p.tp, t.tp_message_bytes, c.tiers[k]);
-  const double per_layer = p.recompute == Recompute::full ? 6.0 : 4.0;
+  // Full recompute repeats the forward pair; op-level checkpointing its two all-gathers
+  // (torchtitan saves reduce-scatter outputs, not all-gather ones: `_save_list`), half a pair.
+  const double per_layer = p.recompute == Recompute::full ? 6.0
+                           : p.recompute == Recompute::op ? 5.0
+                                                          : 4.0;
   const double plain_mlp_layers = layers_without_mlp_tp(m, p);
   t.tp_messages = static_cast<std::int64_t>(per_layer * g.layers -
                                             per_layer / 2.0 * plain_mlp_layers);

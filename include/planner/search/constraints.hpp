@@ -34,6 +34,7 @@ inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis:
     case Framework::any: return {};
     case Framework::megatron:
       if (p.zero > 1) return "Megatron-LM shards optimizer state only (ZeRO-1)";
+      if (p.recompute == Recompute::op) return "op-level checkpointing is torchtitan's";
       return {};
     case Framework::torchtitan:
       // torchtitan v0.2.2, models/llama3/infra/parallelize.py: FSDP2 over dp_shard x cp, or
@@ -47,7 +48,7 @@ inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis:
       if (p.tp > 1 && !p.sequence_parallel) return "torchtitan's tp always shards the sequence";
       if (!p.flash_attention) return "torchtitan's attention is always tiled (SDPA or flex)";
       if (p.tables_in_pipeline_split) {
-        return "torchtitan splits the pipeline by layers (embedding and loss are not counted)";
+        return "the planner's torchtitan export splits the pipeline by layers alone";
       }
       return {};
     case Framework::deepspeed:
@@ -58,7 +59,9 @@ inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis:
       if (p.pp > 1 && p.zero > 1) return "DeepSpeed's pipeline engine allows ZeRO-1 at most";
       if (p.tp > 1 && p.zero == 3) return "DeepSpeed's AutoTP training takes ZeRO-2 at most";
       if (p.tp > 1 && p.sequence_parallel) return "DeepSpeed's AutoTP does not shard the sequence";
-      if (p.recompute == Recompute::selective) return "DeepSpeed recomputes whole layers only";
+      if (p.recompute == Recompute::selective || p.recompute == Recompute::op) {
+        return "DeepSpeed recomputes whole layers only";
+      }
       if (p.virtual_stages > 1) return "DeepSpeed's pipeline engine runs plain 1F1B, not interleaved";
       if (p.tables_in_pipeline_split) {
         return "DeepSpeed's pipeline engine does not count the embedding and loss as layers";
