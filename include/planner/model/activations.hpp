@@ -166,7 +166,10 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
 /// and a V·h table, the output layer's GEMM being the costlier end) rather than a middle
 /// stage of ⌈U/pp⌉ layers: the table's parameters against one layer's active ones, the
 /// FLOPs per token either runs (6 per parameter).
-[[nodiscard]] inline bool end_stage_largest(const Model& m) noexcept {
+/// Kept out of line (gnu::noinline): inlined, its parameter count made stage_layers and
+/// stage_table_params, which an evaluation calls a dozen times, too large for GCC to inline
+/// them, and an evaluation took 30 % longer (docs/performance.md).
+[[gnu::noinline]] inline bool end_stage_largest(const Model& m) noexcept {
   return static_cast<double>(m.vocab) * static_cast<double>(m.hidden) > active_layer_params(m);
 }
 
@@ -174,11 +177,15 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
 /// blocks counted with the layers (docs/moe.md §8): ⌈L/pp⌉, the end stages carrying the
 /// embedding and output tables beside theirs; with the tables in the split, ⌈U/pp⌉ on a
 /// middle stage, or one fewer on the end stage when its table outweighs a layer.
-[[nodiscard]] inline std::int64_t stage_layers(const Model& m, const Plan& p) noexcept {
-  const std::int64_t units = pipeline_units(m, p);
-  const std::int64_t per_stage = (units + p.pp - 1) / p.pp;
-  if (units == blocks(m)) return per_stage;
+/// stage_layers with the tables in the split, out of line for the reason end_stage_largest is.
+[[gnu::noinline]] inline std::int64_t split_stage_layers(const Model& m, const Plan& p) noexcept {
+  const std::int64_t per_stage = (pipeline_units(m, p) + p.pp - 1) / p.pp;
   return end_stage_largest(m) ? per_stage - 1 : per_stage;
+}
+
+[[nodiscard]] inline std::int64_t stage_layers(const Model& m, const Plan& p) noexcept {
+  if (!p.tables_in_pipeline_split || p.pp == 1) return (blocks(m) + p.pp - 1) / p.pp;
+  return split_stage_layers(m, p);
 }
 
 /// Bytes the first stage keeps for its layers: ⌈L/pp⌉ layers × micro-batches in flight.
