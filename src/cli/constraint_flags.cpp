@@ -1,4 +1,5 @@
 #include "command.hpp"
+#include "planner/base/error.hpp"
 #include "planner/io/constraints.hpp"
 
 namespace planner::cli {
@@ -13,6 +14,12 @@ void add_constraints(CLI::App& app, ConstraintArgs& c) {
 
 void apply_constraints(Scenario& s, const ConstraintArgs& c) {
   if (!c.fix.empty()) s.constraints = parse_fix(c.fix, "--fix", "", s.constraints);
+  // Said at once rather than as "no configuration fits" (model/legality.hpp).
+  if (s.constraints.recompute == Recompute::op && is_moe(s.model)) {
+    throw InputError("--fix", "", "recompute=op (torchtitan's op-level checkpointing) is "
+                                  "modelled for dense layers only; choose none, selective or "
+                                  "full for a mixture-of-experts model");
+  }
   if (!c.framework.empty()) s.constraints.framework = parse_framework(c.framework, "--framework", "");
 }
 

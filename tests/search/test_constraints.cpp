@@ -118,4 +118,13 @@ TEST_CASE("Constraint errors name the item and the fix", "[constraints]") {
   const auto bad = cli_harness::run({"plan", "scenarios/a.json", "--framework", "megatrn"});
   CHECK(bad.code == 2);
   CHECK_THAT(bad.err, Catch::Contains("unknown framework"));
+  CHECK(parse_fix("recompute=op", "--fix", "").recompute == Recompute::op);
+  CHECK_THAT(message("recompute=ops"), Catch::Contains("none, selective, op or full"));
+  // op-level checkpointing on a mixture-of-experts model: said at once, not "nothing fits".
+  const auto moe = cli_harness::run(
+      {"plan", "scenarios/q4-mixtral-8x7b-training.json", "--fix", "recompute=op"});
+  CHECK(moe.code == 2);
+  CHECK(moe.err ==
+        "planner: error: --fix: recompute=op (torchtitan's op-level checkpointing) is modelled "
+        "for dense layers only; choose none, selective or full for a mixture-of-experts model\n");
 }
