@@ -138,7 +138,8 @@ std::string dp_summary(const Evaluation& e, const TrafficNote& n, const DpFacts&
       seconds_text(d.whole_buffer_seconds),
       100 * d.comm_seconds / n.compute_seconds_per_step, seconds_text(n.compute_seconds_per_step),
       seconds_text(d.exposed_seconds), f.edge_buckets_only ? " (the first and last buckets)" : "",
-      overlap_cost_text(d.overlap_cost_seconds, f.processor_usage), n.hide_bandwidth > 0 ? gb_per_s(n.hide_bandwidth) : "no bandwidth (latency-bound)",
+      overlap_cost_text(d.overlap_cost_seconds, f.processor_usage),
+      n.hide_bandwidth > 0 ? gb_per_s(n.hide_bandwidth) : "no bandwidth (latency-bound)",
       comm_budget * 100, n.budget_bandwidth > 0 ? gb_per_s(n.budget_bandwidth) : "none", fsdp);
 }
 

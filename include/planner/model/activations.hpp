@@ -56,7 +56,7 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
   const double scale = bytes_of(m.precision.activations) / 2.0;
   const double gemm_scale = bytes_of(Dtype::fp8) / 2.0;
   const double gemm_inputs = mlp_gemm_input_width(m);
-  // 6sbh: the two norms' inputs and, with dropout, its two masks.
+  // 6sbh: the two norms' inputs and, with dropout, the two masks.
   t.replicated_bytes =
       scale * (m.dropout ? 6.0 : 4.0) * sb * h + gemm_scale * 4.0 * sb * h;
   t.tp_split_bytes = scale * sb * (2.0 * h + 4.0 * kv_hidden(m) + mlp_width - gemm_inputs) +
@@ -121,14 +121,6 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
   return bytes_of(m.precision.activations) * per_token * tokens;
 }
 
-/// Parameters of the matmuls op-level checkpointing runs again in the backward, per layer: the
-/// even ones, wk (h·h_kv), wo (query width · h) and w3 (h·f; fc2 when ungated, f·h).
-[[nodiscard]] inline double op_recomputed_params(const Model& m) noexcept {
-  const double h = static_cast<double>(m.hidden);
-  const double q = static_cast<double>(m.heads) * head_dim(m);
-  return h * kv_hidden(m) + q * h + h * static_cast<double>(m.ffn_hidden);
-}
-
 /// Bytes one layer keeps for the backward pass on one GPU under `recompute`, from the plan's
 /// terms (computed once for the ledger's three uses).
 [[nodiscard]] inline double kept_layer_bytes(const Model& m, const Plan& p,
@@ -173,16 +165,16 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
   return static_cast<double>(m.vocab) * static_cast<double>(m.hidden) > active_layer_params(m);
 }
 
-/// Layers held by the largest pipeline stage (the largest sets memory and time), the MTP
-/// blocks counted with the layers (docs/moe.md §8): ⌈L/pp⌉, the end stages carrying the
-/// embedding and output tables beside theirs; with the tables in the split, ⌈U/pp⌉ on a
-/// middle stage, or one fewer on the end stage when its table outweighs a layer.
 /// stage_layers with the tables in the split, out of line for the reason end_stage_largest is.
 [[gnu::noinline]] inline std::int64_t split_stage_layers(const Model& m, const Plan& p) noexcept {
   const std::int64_t per_stage = (pipeline_units(m, p) + p.pp - 1) / p.pp;
   return end_stage_largest(m) ? per_stage - 1 : per_stage;
 }
 
+/// Layers held by the largest pipeline stage (the largest sets memory and time), the MTP
+/// blocks counted with the layers (docs/moe.md §8): ⌈L/pp⌉, the end stages carrying the
+/// embedding and output tables beside theirs; with the tables in the split, ⌈U/pp⌉ on a
+/// middle stage, or one fewer on the end stage when its table outweighs a layer.
 [[nodiscard]] inline std::int64_t stage_layers(const Model& m, const Plan& p) noexcept {
   if (!p.tables_in_pipeline_split || p.pp == 1) return (blocks(m) + p.pp - 1) / p.pp;
   return split_stage_layers(m, p);

@@ -54,6 +54,15 @@ struct MicroBatchFlops {
   return stage_params(m, p) - experts + experts * used * expert_load_factor(m) + heads;
 }
 
+/// Parameters of the matmuls torchtitan's op-level checkpointing runs again in the backward,
+/// per layer (activations.hpp op_kept_layer_bytes): the even ones in the layer's order, wk
+/// (h·h_kv, QKV's K third), wo (the projection) and w3 (h·f, as large as the second MLP GEMM;
+/// fc2 itself when ungated).
+[[nodiscard]] inline double op_recomputed_params(const Model& m) noexcept {
+  const LayerGemms w = layer_gemm_weights(m, static_cast<double>(m.ffn_hidden));
+  return static_cast<double>(m.hidden) * kv_hidden(m) + w.proj + w.fc2;
+}
+
 /// - dense: 6·P·D (Kaplan et al. 2020 §2.1; EleutherAI "Transformer Math 101"), P the stage's
 ///   parameters, D = b·s tokens, split over tp and cp.
 /// - attention: 12·b·s²·h per layer, the s/6h term of Korthikanti et al. 2022 Eq. (7)
@@ -86,11 +95,12 @@ struct MicroBatchFlops {
   if (d == Dtype::bf16 || d == Dtype::fp16) return f;  // one rate for all: no split needed
   f.dense_high_precision =
       6.0 * (stage_table_params(m, p) + stage_mtp_head_flop_params(m, p)) * tokens / split;
-  const double full_gemms =
+  // The recomputed layer GEMMs run in FP8 like the first pass; the rest stays bf16.
+  const double recomputed_gemms =
       p.recompute == Recompute::full  ? 2.0 * active_layer_params(m) * tokens
       : p.recompute == Recompute::op ? 2.0 * op_recomputed_params(m) * tokens
                                       : 0.0;
-  f.recompute_high_precision = (recompute_per_layer - full_gemms) * layers / split;
+  f.recompute_high_precision = (recompute_per_layer - recomputed_gemms) * layers / split;
   return f;
 }
 
