@@ -192,9 +192,14 @@ struct TierDefault {
 
 static Tier read_tier(const json& v, const std::string& pointer, const std::string& origin,
                const TierDefault& fallback = {}) {
-  const Object o(v, pointer, origin, {"bandwidth", "latency", "processor_usage"});
+  const bool network = pointer != "/cluster/intra_node";
+  // Only a tier between nodes has a node inside it to run two levels over.
+  std::vector<std::string_view> keys{"bandwidth", "latency", "processor_usage"};
+  if (network) keys.push_back("hierarchical");
+  const Object o(v, pointer, origin, std::move(keys));
   Tier t;
-  t.peer_memory = pointer == "/cluster/intra_node";
+  t.peer_memory = !network;
+  if (network) t.hierarchical = o.flag("hierarchical", true);
   if (fallback.bandwidth > 0) {
     t.bandwidth_bytes_per_second =
         o.maybe_quantity("bandwidth", Dimension::bytes_per_second, link_bandwidth)
@@ -234,7 +239,8 @@ static void read_domains(const json& v, Cluster& c, const std::string& origin,
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::string at = ptr + "/" + std::to_string(i);
     const Object o(v[i], at, origin,
-                   {"name", "gpus", "bandwidth", "latency", "peer_memory", "processor_usage"});
+                   {"name", "gpus", "bandwidth", "latency", "peer_memory", "processor_usage",
+                    "hierarchical"});
     Tier t;
     t.name = read_string(o.need("name", "a name such as \"rack\""), origin, o.path("name"));
     for (const Tier& other : c.tiers) {
@@ -259,6 +265,7 @@ static void read_domains(const json& v, Cluster& c, const std::string& origin,
         o.quantity("bandwidth", Dimension::bytes_per_second, link_bandwidth);
     t.latency_seconds = o.quantity("latency", Dimension::seconds, link_latency);
     t.peer_memory = o.flag("peer_memory", false);
+    t.hierarchical = o.flag("hierarchical", true);
     t.processor_usage = o.maybe_number("processor_usage", processor_share)
                             .value_or(t.peer_memory ? intra.processor_usage
                                                     : inter.processor_usage);

@@ -205,3 +205,18 @@ TEST_CASE("loader: a catalog fabric's processor usage, overridable per tier", "[
         "a.json: /cluster/inter_node/processor_usage: expected a fraction of the GPU's compute "
         "from 0 to 0.9, such as 0.15, got 1.5");
 }
+
+TEST_CASE("loader: a network tier runs two-level collectives unless told not to",
+          "[catalog][loader][hierarchical]") {
+  auto doc = scenario_with_gpu({{"catalog", "H100-SXM"}});
+  CHECK(planner::load_scenario(doc, "a.json").cluster.network_tier().hierarchical);
+  doc["cluster"]["inter_node"]["hierarchical"] = false;
+  CHECK_FALSE(planner::load_scenario(doc, "a.json").cluster.network_tier().hierarchical);
+  doc["cluster"]["inter_node"]["hierarchical"] = "no";
+  CHECK(load_error(doc) ==
+        "a.json: /cluster/inter_node/hierarchical: expected true or false, got \"no\"");
+  // Inside the node there is no level below to split into.
+  auto inner = scenario_with_gpu({{"catalog", "H100-SXM"}});
+  inner["cluster"]["intra_node"]["hierarchical"] = true;
+  CHECK(load_error(inner).find("/cluster/intra_node/hierarchical") != std::string::npos);
+}

@@ -15,7 +15,7 @@
 namespace planner {
 
 enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, point_to_point };
-enum class Algorithm { ring, tree, one_shot, pairwise, direct };
+enum class Algorithm { ring, tree, one_shot, pairwise, direct, hierarchical };
 
 [[nodiscard]] constexpr std::string_view to_string(Collective c) noexcept {
   switch (c) {
@@ -35,6 +35,7 @@ enum class Algorithm { ring, tree, one_shot, pairwise, direct };
     case Algorithm::one_shot: return "one-shot";
     case Algorithm::pairwise: return "pairwise";
     case Algorithm::direct: return "direct";
+    case Algorithm::hierarchical: return "hierarchical";
   }
   return "ring";
 }
@@ -112,6 +113,7 @@ struct CollectiveCost {
       c.wire_seconds = (n - 1.0) / n * bytes * per_byte;
       break;
     case Algorithm::direct:
+    case Algorithm::hierarchical:  // two tiers: hierarchical_collective
       c.latency_seconds = alpha;
       c.wire_seconds = bytes * per_byte;
       break;
@@ -145,6 +147,82 @@ inline constexpr std::array<Algorithm, 5> all_algorithms{
 [[nodiscard]] inline CollectiveCost cheapest_collective(Collective op, std::int64_t ranks,
                                                         double bytes, const Tier& tier) noexcept {
   return cheapest_collective(op, ranks, bytes, tier, tier.peer_memory);
+}
+
+/// Two-level collective over a group of `ranks` ranks, `inside` of them in each domain of
+/// the `inner` tier (the node), the domains joined by `outer`: NCCL's hierarchical path and
+/// its multi-rail rings (NCCL src/graph/tuning.cc: an inter-node ring's bus bandwidth is its
+/// channels × the NIC's speed, one channel per NIC, so a node's `inside` ranks cross the
+/// network on `inside` NICs at once). An all-reduce is an intra-domain reduce-scatter, an
+/// all-reduce of each rank's 1/inside share across the domains (every rank on its own rail,
+/// with the outer tier's per-GPU bandwidth), and an intra-domain all-gather (docs/model.md §4);
+/// a reduce-scatter the first two phases, an all-gather the last two. Each phase takes its
+/// tier's cheapest algorithm. Only for all-reduce, all-gather and reduce-scatter, and only
+/// when 1 < inside < ranks and `inside` divides `ranks`; otherwise the flat cost on `outer`.
+[[nodiscard]] inline CollectiveCost hierarchical_collective(Collective op, std::int64_t ranks,
+                                                            std::int64_t inside, double bytes,
+                                                            const Tier& inner,
+                                                            const Tier& outer) noexcept {
+  const bool two_level = (op == Collective::all_reduce || op == Collective::all_gather ||
+                          op == Collective::reduce_scatter) &&
+                         inside > 1 && inside < ranks && ranks % inside == 0;
+  if (!two_level) return cheapest_collective(op, ranks, bytes, outer);
+  const std::int64_t domains = ranks / inside;
+  const double share = bytes / static_cast<double>(inside);
+  CollectiveCost c;
+  c.algorithm = Algorithm::hierarchical;
+  auto add = [&](const CollectiveCost& phase) {
+    c.latency_seconds += phase.latency_seconds;
+    c.wire_seconds += phase.wire_seconds;
+  };
+  if (op != Collective::all_gather) {
+    add(cheapest_collective(Collective::reduce_scatter, inside, bytes, inner));
+  }
+  add(cheapest_collective(op, domains, share, outer));
+  if (op != Collective::reduce_scatter) {
+    add(cheapest_collective(Collective::all_gather, inside, bytes, inner));
+  }
+  return c;
+}
+
+/// A floor under hierarchical_collective over every split of `ranks` into domains, both
+/// levels on `tier`: the search's pruning bound, which must hold for every placement
+/// (search/enumerate.hpp ideal_network). Wire: the flat ring's, since the two levels' wire
+/// times sum to it (reduce-scatter (i−1)/i·M, then (o−1)/o·M/i: (n−1)/n·M in all) or exceed
+/// it (a tree outside). Latency: the ring phases count i + o − 2 ≥ 2√n − 2 hops each way (i·o
+/// = n); a tree outside (all-reduce) i − 1 + ⌈log2 o⌉ ≥ ⌈log2 n⌉, since i − 1 ≥ ⌈log2 i⌉; a
+/// one-shot outside (a tier with peer memory) 2(i − 1) + 1 ≥ 3 latencies, with wire
+/// (2(i − 1) + o − 1)/i · M ≥ 2(n − 1)/n · M, as (o − 1)(o − 2) ≥ 0.
+[[nodiscard]] inline CollectiveCost hierarchical_floor(Collective op, std::int64_t ranks,
+                                                       double bytes, const Tier& tier) noexcept {
+  const CollectiveCost flat = cheapest_collective(op, ranks, bytes, tier);
+  if (ranks < 4 || (op != Collective::all_reduce && op != Collective::all_gather &&
+                    op != Collective::reduce_scatter)) {
+    return flat;
+  }
+  CollectiveCost c = collective_cost(op, Algorithm::ring, ranks, bytes, tier);
+  c.algorithm = Algorithm::hierarchical;
+  const double hops = 2.0 * std::sqrt(static_cast<double>(ranks)) - 2.0;
+  double all_reduce_hops = 2.0 * std::min(hops, tree_depth(ranks));
+  if (tier.peer_memory) all_reduce_hops = std::min(all_reduce_hops, 3.0);
+  c.latency_seconds =
+      (op == Collective::all_reduce ? all_reduce_hops : hops) * tier.latency_seconds;
+  return c.seconds() < flat.seconds() ? c : flat;
+}
+
+/// The cost of a data-parallel collective over a group of `ranks`, `inside` of them in each
+/// node: the cheaper of the flat collective on `outer` and, where `outer` allows it, the
+/// two-level one (NCCL's tuner picks by the same estimate); ties go to the flat one.
+/// `every_placement` (the search's ideal network) takes hierarchical_floor instead.
+[[nodiscard]] inline CollectiveCost group_collective(Collective op, std::int64_t ranks,
+                                                     std::int64_t inside, double bytes,
+                                                     const Tier& inner, const Tier& outer,
+                                                     bool every_placement) noexcept {
+  if (every_placement) return hierarchical_floor(op, ranks, bytes, outer);
+  const CollectiveCost flat = cheapest_collective(op, ranks, bytes, outer);
+  if (!outer.hierarchical) return flat;
+  const CollectiveCost two = hierarchical_collective(op, ranks, inside, bytes, inner, outer);
+  return two.seconds() < flat.seconds() ? two : flat;
 }
 
 }  // namespace planner

@@ -204,6 +204,22 @@ struct GroupShape {
   return g;
 }
 
+/// Ranks of one group spanned by `axes` that one domain of `domain` consecutive GPUs holds:
+/// of each axis, the ranks whose stride steps stay inside the domain (exact for the aligned
+/// layouts of degrees that divide the domain or are divided by it).
+template <std::size_t N>
+[[nodiscard]] inline std::int64_t group_ranks_per_domain(const Plan& p,
+                                                         const std::array<Axis, N>& axes,
+                                                         std::size_t count,
+                                                         std::int64_t domain) noexcept {
+  std::int64_t held = 1;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::int64_t s = stride(p, axes[i]);
+    if (s < domain) held *= std::min(degree(p, axes[i]), domain / s);
+  }
+  return held;
+}
+
 /// True when the group of `axis` stays inside a node (tier 0).
 [[nodiscard]] inline bool inside_node(const Plan& p, const Cluster& c, Axis axis) noexcept {
   return axis_tier(p, c, axis) == 0;

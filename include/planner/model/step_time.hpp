@@ -121,13 +121,34 @@ struct TrainingTime {
 ///   (DeepSpeed stage 2 with accumulation), and all-gathers once;
 /// - ZeRO-3 gathers the parameters for every forward and every backward and reduce-scatters
 ///   every backward: 3 buffers per micro-batch (the worked solution's 3·Ψ).
+/// The ranks of the dp·cp group one node holds (placement.hpp group_ranks_per_domain).
+[[nodiscard]] inline std::int64_t dense_group_ranks_per_node(const Plan& p,
+                                                             const Cluster& c) noexcept {
+  const std::array<Axis, 2> group{Axis::dp, Axis::cp};
+  return group_ranks_per_domain(p, group, 2, domain_gpus(c, 0));
+}
+
+/// The ranks of the expert-data-parallel group one node holds: the stage's tp·dp·cp ranks in
+/// the node, less the factors over which the experts differ (the etp and ep ranks in it).
+[[nodiscard]] inline std::int64_t expert_group_ranks_per_node(const Plan& p,
+                                                              const Cluster& c) noexcept {
+  const std::int64_t node = domain_gpus(c, 0);
+  const std::array<Axis, 3> stage{Axis::tp, Axis::dp, Axis::cp};
+  const std::array<Axis, 1> tp{Axis::tp};
+  const std::int64_t held = group_ranks_per_domain(p, stage, 3, node);
+  const std::int64_t tp_held = group_ranks_per_domain(p, tp, 1, node);
+  const std::int64_t differ = std::min(expert_tp(p), tp_held) * ep_ranks_per_domain(p, node);
+  return std::max<std::int64_t>(1, held / std::max<std::int64_t>(1, differ));
+}
+
 /// The traffic of `ranks` ranks sharding the state of `params` parameters per rank, on the
 /// dp·cp group's tier (data_parallel_traffic, expert_data_parallel_traffic below).
 /// Fills `t`, which must be zero (a member of a fresh TrainingTime: filling it in place
 /// spares the step-time function a copy, issue 8's speed bound).
 inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const Plan& p,
-                                       std::int64_t ranks, double params, double forward_seconds,
-                                       double backward_seconds, DataParallelTraffic& t) noexcept {
+                                       std::int64_t ranks, std::int64_t inside, double params,
+                                       double forward_seconds, double backward_seconds,
+                                       DataParallelTraffic& t) noexcept {
   t.ranks = ranks;
   t.forward_window_seconds = forward_seconds;
   t.backward_window_seconds = backward_seconds;
@@ -142,7 +163,7 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
   const double n = static_cast<double>(p.grad_accum);
   const double share = static_cast<double>(t.ranks - 1) / static_cast<double>(t.ranks);
   auto cost = [&](Collective op, double bytes) {
-    return cheapest_collective(op, t.ranks, bytes, tier);
+    return group_collective(op, t.ranks, inside, bytes, c.tiers[0], tier, c.every_placement);
   };
   // Only the collectives the stage runs: the all-reduce for ZeRO-0, else the pair. A buffer
   // is issued bucket by bucket, and every bucket is a collective of its own that pays the
@@ -212,8 +233,8 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
                                                                double forward_seconds,
                                                                double backward_seconds) noexcept {
   DataParallelTraffic t;
-  fill_sharded_state_traffic(m, c, p, state_shard_ranks(p), gpu_params(m, p).replicated,
-                             forward_seconds, backward_seconds, t);
+  fill_sharded_state_traffic(m, c, p, state_shard_ranks(p), dense_group_ranks_per_node(p, c),
+                             gpu_params(m, p).replicated, forward_seconds, backward_seconds, t);
   return t;
 }
 
@@ -225,7 +246,8 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
     double backward_seconds) noexcept {
   DataParallelTraffic t;
   if (!is_moe(m)) return t;
-  fill_sharded_state_traffic(m, c, p, expert_data_parallel_ranks(p), gpu_params(m, p).experts,
+  fill_sharded_state_traffic(m, c, p, expert_data_parallel_ranks(p),
+                             expert_group_ranks_per_node(p, c), gpu_params(m, p).experts,
                              forward_seconds, backward_seconds, t);
   return t;
 }
@@ -531,8 +553,9 @@ inline void add_expert_traffic(const Model& m, const Cluster& c, const Plan& p,
   t.micro_batches = p.grad_accum;
   const double slot = t.micro_batch_seconds();
   t.bubble_seconds = bubble_slots(p) * slot;
-  fill_sharded_state_traffic(m, c, p, state_shard_ranks(p), gpu_params(m, p).replicated,
-                             forward_seconds, backward_seconds, t.dp);
+  fill_sharded_state_traffic(m, c, p, state_shard_ranks(p), dense_group_ranks_per_node(p, c),
+                             gpu_params(m, p).replicated, forward_seconds, backward_seconds,
+                             t.dp);
   if (t.dp.tier == c.network_index()) t.inter_node_bytes += t.dp.bytes_per_step;
   if (is_moe(m)) {  // a dense model's expert terms stay zero without being computed
     t.expert_dp = expert_data_parallel_traffic(m, c, p, forward_seconds, backward_seconds);
