@@ -127,14 +127,20 @@ std::string dp_summary(const Evaluation& e, const TrafficNote& n, const DpFacts&
         f.fsdp_wire_seconds / t.dense_seconds, f.fsdp_wire_seconds / f.dense_one_sequence_seconds,
         seconds_text(f.dense_one_sequence_seconds));
   }
+  std::string levels;
+  if (d.buffer.algorithm == Algorithm::hierarchical) {
+    levels = fmt::format(" in two levels ({} ranks per node: inside the node, then each "
+                         "rank's 1/{} across on its own rail)",
+                         d.ranks_per_node, d.ranks_per_node);
+  }
   return fmt::format(
-      "{} {}: {} of the {} gradient over {} ranks on {} ({}), {} per step in buckets of one "
+      "{} {}: {} of the {} gradient over {} ranks on {} ({}){}, {} per step in buckets of one "
       "layer ({} with one collective per buffer) = {:.1f} % of "
       "the {} of compute in a step; exposed {}{}{}; hides down to {}; within a {:.0f} % "
       "communication budget down to {}{}",
       traffic_axis_name(n.axis), d.ranks, traffic_collective(n), bytes_text(d.gradient_bytes),
       d.ranks,
-      n.tier, gb_per_s(f.tier_bandwidth), seconds_text(d.comm_seconds),
+      n.tier, gb_per_s(f.tier_bandwidth), levels, seconds_text(d.comm_seconds),
       seconds_text(d.whole_buffer_seconds),
       100 * d.comm_seconds / n.compute_seconds_per_step, seconds_text(n.compute_seconds_per_step),
       seconds_text(d.exposed_seconds), f.edge_buckets_only ? " (the first and last buckets)" : "",

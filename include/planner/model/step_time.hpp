@@ -26,6 +26,7 @@ namespace planner {
 /// The data-parallel (gradient and ZeRO) traffic of one optimizer step.
 struct DataParallelTraffic {
   std::int64_t ranks = 1;       ///< dp · cp ranks holding the same weights
+  std::int64_t ranks_per_node = 1;  ///< of them in one node: a two-level collective's split
   std::size_t tier = 0;         ///< which tier the group pays (cluster.hpp)
   bool inside_node = true;      ///< tier 0
   double gradient_bytes = 0;    ///< the bf16 gradient (= gathered parameter) buffer per rank
@@ -150,6 +151,7 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
                                        double forward_seconds, double backward_seconds,
                                        DataParallelTraffic& t) noexcept {
   t.ranks = ranks;
+  t.ranks_per_node = inside;
   t.forward_window_seconds = forward_seconds;
   t.backward_window_seconds = backward_seconds;
   t.tier = axis_tier(p, c, Axis::dp);
