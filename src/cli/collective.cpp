@@ -3,6 +3,7 @@
 #include <cmath>
 #include <memory>
 #include <ostream>
+#include <vector>
 
 #include "command.hpp"
 #include "planner/base/error.hpp"
@@ -24,6 +25,10 @@ struct CollectiveArgs {
   double bytes = 0;
   std::string op = "all-reduce";
   bool across_nodes = false;
+  /// Two levels (docs/model.md §4): the group's ranks in each node, and the node's fabric.
+  std::int64_t per_node = 0;
+  double node_bandwidth_gb_per_s = 0;
+  double node_latency_us = -1;  ///< -1: not given
   std::string format = "text";
 };
 
@@ -60,18 +65,61 @@ int run_collective(const CollectiveArgs& a, std::ostream& out) {
     throw InputError("command line", "", fmt::format("--latency must be >= 0 microseconds, got "
                                                      "{:g}", a.latency_us));
   }
-  const bool inside = !a.across_nodes;
+  const bool two_level = a.per_node > 0;
+  if (two_level) {
+    if (a.per_node < 2 || a.per_node >= a.gpus || a.gpus % a.per_node != 0) {
+      throw InputError("command line", "",
+                       fmt::format("--per-node must be a divisor of --gpus from 2 to {} (the "
+                                   "group's ranks in each node), got {}",
+                                   a.gpus / 2, a.per_node));
+    }
+    if (a.node_bandwidth_gb_per_s == 0) {
+      throw InputError("command line", "", "--per-node needs --node-bw (GB/s per GPU inside the "
+                                           "node)");
+    }
+    positive(a.node_bandwidth_gb_per_s, "--node-bw");
+    if (a.node_bandwidth_gb_per_s < 1e-9 || a.node_bandwidth_gb_per_s > 1e9) {
+      throw InputError("command line", "",
+                       fmt::format("--node-bw must be from 1e-09 to 1e+09 GB/s, got {:g}",
+                                   a.node_bandwidth_gb_per_s));
+    }
+    if (a.node_latency_us == -1) {
+      throw InputError("command line", "", "--per-node needs --node-latency (microseconds per "
+                                           "hop inside the node)");
+    }
+    if (!(a.node_latency_us >= 0) || !std::isfinite(a.node_latency_us) ||
+        a.node_latency_us > 1e12) {
+      throw InputError("command line", "",
+                       fmt::format("--node-latency must be >= 0 microseconds, got {:g}",
+                                   a.node_latency_us));
+    }
+  }
+  const bool inside = !a.across_nodes && !two_level;
   Tier tier;
   tier.bandwidth_bytes_per_second = a.bandwidth_gb_per_s * 1e9;
   tier.latency_seconds = a.latency_us * 1e-6;
   tier.peer_memory = inside;
+  Tier node;
+  node.bandwidth_bytes_per_second = a.node_bandwidth_gb_per_s * 1e9;
+  node.latency_seconds = a.node_latency_us * 1e-6;
+  node.peer_memory = true;
   const Collective op = parse_collective(a.op);
-  const CollectiveCost best = cheapest_collective(op, a.gpus, a.bytes, tier, inside);
+  const CollectiveCost best =
+      two_level ? group_collective(op, a.gpus, a.per_node, a.bytes, node, tier, false)
+                : cheapest_collective(op, a.gpus, a.bytes, tier, inside);
   json algorithms = json::array();
   std::string lines;
+  std::vector<CollectiveCost> costs;
   for (Algorithm alg : all_algorithms) {
-    if (!available(op, alg, inside)) continue;
-    const CollectiveCost c = collective_cost(op, alg, a.gpus, a.bytes, tier);
+    if (available(op, alg, inside)) costs.push_back(collective_cost(op, alg, a.gpus, a.bytes, tier));
+  }
+  if (two_level) {
+    const CollectiveCost h =
+        hierarchical_collective(op, a.gpus, a.per_node, a.bytes, node, tier);
+    if (h.algorithm == Algorithm::hierarchical) costs.push_back(h);
+  }
+  for (const CollectiveCost& c : costs) {
+    const Algorithm alg = c.algorithm;
     algorithms.push_back(json{{"algorithm", std::string(to_string(alg))},
                               {"seconds", c.seconds()},
                               {"latency_seconds", c.latency_seconds},
@@ -90,12 +138,17 @@ int run_collective(const CollectiveArgs& a, std::ostream& out) {
                           {"bandwidth", tier.bandwidth_bytes_per_second},
                           {"latency", tier.latency_seconds},
                           {"inside_node", inside},
+                          {"per_node", two_level ? json(a.per_node) : json(nullptr)},
                           {"cheapest", std::string(to_string(best.algorithm))},
                           {"algorithms", algorithms}});
   } else {
+    const std::string where =
+        two_level ? fmt::format(" (across nodes, {} per node at {:g} GB/s, {:g} us per hop)",
+                                a.per_node, a.node_bandwidth_gb_per_s, a.node_latency_us)
+        : inside  ? std::string(" (inside a node)")
+                  : std::string(" (across nodes)");
     out << fmt::format("{} over {} GPUs at {:g} GB/s, {:g} us per hop{}:\n", to_string(op), a.gpus,
-                       a.bandwidth_gb_per_s, a.latency_us,
-                       inside ? " (inside a node)" : " (across nodes)");
+                       a.bandwidth_gb_per_s, a.latency_us, where);
     out << lines;
   }
   return exit_ok;
@@ -113,6 +166,14 @@ Runner add_collective(CLI::App& sub) {
       ->check(CLI::IsMember({"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "point-to-point"}))
       ->default_val("all-reduce");
   sub.add_flag("--across-nodes", a->across_nodes, "The group spans nodes (no one-shot)");
+  sub.add_option("--per-node", a->per_node,
+                 "The group's ranks in each node: also price the two-level form (inside the "
+                 "node, then each rank's share across on its own rail); implies --across-nodes "
+                 "and needs --node-bw and --node-latency");
+  sub.add_option("--node-bw", a->node_bandwidth_gb_per_s, "With --per-node: the node's fabric, "
+                                                          "GB/s per GPU");
+  sub.add_option("--node-latency", a->node_latency_us,
+                 "With --per-node: the node's latency per hop, microseconds");
   add_format(sub, a->format, {"text", "json"});
   return [a](std::ostream& out, std::ostream&) { return run_collective(*a, out); };
 }

@@ -23,6 +23,27 @@ TEST_CASE("collective prints the worked solution's line", "[cli][answer-key]") {
                                     "wire 0.005 ms)  <- cheapest"));
 }
 
+TEST_CASE("collective prices the two-level form with --per-node", "[cli][hierarchical]") {
+  // Scenario A's gradient, 16e9 B over 64 ranks, 8 per node (docs/model.md §4, by hand):
+  // reduce-scatter inside 7/8 · 16e9 / 300e9 = 46.667 ms + 35 us, all-reduce of 2e9 B over 8
+  // nodes 2 · 7/8 · 2e9 / 50e9 = 70 ms + 210 us, all-gather inside 46.667 ms + 35 us:
+  // 163.333 ms of wire + 280 us = 163.613 ms, against the flat ring's 632 ms.
+  const auto r = run({"collective", "--gpus", "64", "--bw", "50", "--latency", "15", "--bytes",
+                      "16e9", "--per-node", "8", "--node-bw", "300", "--node-latency", "5"});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("(across nodes, 8 per node at 300 GB/s, 5 us per hop)"));
+  CHECK_THAT(r.out, Catch::Contains("ring      single message 15258.79 MiB: 631.890 ms"));
+  CHECK_THAT(r.out, Catch::Contains("hierarchical single message 15258.79 MiB: 163.613 ms (latency "
+                                    "280.0 us + wire 163.333 ms)  <- cheapest"));
+  const auto j = run({"collective", "--gpus", "64", "--bw", "50", "--latency", "15", "--bytes",
+                      "16e9", "--per-node", "8", "--node-bw", "300", "--node-latency", "5",
+                      "--format", "json"});
+  REQUIRE(j.code == 0);
+  const json doc = json::parse(j.out);
+  CHECK(doc.at("cheapest") == "hierarchical");
+  CHECK(doc.at("per_node") == 8);
+}
+
 TEST_CASE("memory reproduces scenario B's ledger from the file", "[cli][answer-key][B]") {
   const auto r = run({"memory", "scenarios/b.json", "--format", "json"});
   REQUIRE(r.code == 0);

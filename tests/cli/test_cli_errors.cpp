@@ -217,4 +217,18 @@ TEST_CASE("CLI: collective flags", "[cli][errors]") {
                    "got 1e-300"));
   CHECK(usage_error({"collective", "--gpus", "8", "--bw", "1", "--latency", "1"}) ==
         parse_error("--bytes is required"));
+  const auto two = [](const std::string& per_node, std::vector<std::string> more) {
+    std::vector<std::string> args{"collective", "--gpus", "64", "--bw", "50", "--latency", "15",
+                                  "--bytes", "1e9", "--per-node", per_node};
+    args.insert(args.end(), more.begin(), more.end());
+    return usage_error(args);
+  };
+  CHECK(two("3", {"--node-bw", "300", "--node-latency", "5"}) ==
+        error_line("command line: --per-node must be a divisor of --gpus from 2 to 32 (the "
+                   "group's ranks in each node), got 3"));
+  CHECK(two("8", {"--node-latency", "5"}) ==
+        error_line("command line: --per-node needs --node-bw (GB/s per GPU inside the node)"));
+  CHECK(two("8", {"--node-bw", "300"}) ==
+        error_line("command line: --per-node needs --node-latency (microseconds per hop inside "
+                   "the node)"));
 }

@@ -141,3 +141,25 @@ TEST_CASE("the data-parallel gradient all-reduce runs in two levels where the ti
   CHECK(flat.buffer.algorithm == Algorithm::ring);
   CHECK(flat.buffer.seconds() == Approx(0.632).epsilon(1e-3));
 }
+
+TEST_CASE("ranks of an expert-data-parallel group per node", "[placement][hierarchical][moe]") {
+  Cluster c;
+  c.nodes = 8;
+  c.gpus_per_node = 8;
+  Plan p;
+  p.dp = 64;
+  p.ep = 8;  // the node's 8 ranks hold 8 different expert shards: one copy of each per node
+  CHECK(expert_data_parallel_ranks(p) == 8);
+  CHECK(expert_group_ranks_per_node(p, c) == 1);
+  p.ep = 4;  // 4 shards in a node, each held twice there
+  CHECK(expert_data_parallel_ranks(p) == 16);
+  CHECK(expert_group_ranks_per_node(p, c) == 2);
+  p.ep = 16;  // the ep group spans 2 nodes: its 8 ranks in a node are all different
+  CHECK(expert_group_ranks_per_node(p, c) == 1);
+  p.dp = 16;
+  p.tp = 4;
+  p.etp = 1;  // 4 tp × 2 dp ranks in a node; ep 8 over tp/etp · dp: all 8 differ
+  p.ep = 8;
+  CHECK(expert_data_parallel_ranks(p) == 8);
+  CHECK(expert_group_ranks_per_node(p, c) == 1);
+}

@@ -114,14 +114,6 @@ struct TrainingTime {
   return std::max(std::min(one_bucket_seconds, comm_seconds), comm_seconds - window_seconds);
 }
 
-/// Data-parallel traffic per ZeRO stage (Rajbhandari et al. 2020 §7, Table 1 and §5):
-/// - ZeRO-0 all-reduces the gradient once per step, behind the last micro-batch's backward;
-/// - ZeRO-1 reduce-scatters it there and all-gathers the updated parameters behind the next
-///   step's first forward (Megatron-LM's distributed optimizer);
-/// - ZeRO-2 keeps no full gradient, so it reduce-scatters after every micro-batch's backward
-///   (DeepSpeed stage 2 with accumulation), and all-gathers once;
-/// - ZeRO-3 gathers the parameters for every forward and every backward and reduce-scatters
-///   every backward: 3 buffers per micro-batch (the worked solution's 3·Ψ).
 /// The ranks of the dp·cp group one node holds (placement.hpp group_ranks_per_domain).
 [[nodiscard]] inline std::int64_t dense_group_ranks_per_node(const Plan& p,
                                                              const Cluster& c) noexcept {
@@ -142,8 +134,18 @@ struct TrainingTime {
   return std::max<std::int64_t>(1, held / std::max<std::int64_t>(1, differ));
 }
 
-/// The traffic of `ranks` ranks sharding the state of `params` parameters per rank, on the
-/// dp·cp group's tier (data_parallel_traffic, expert_data_parallel_traffic below).
+/// Data-parallel traffic per ZeRO stage (Rajbhandari et al. 2020 §7, Table 1 and §5):
+/// - ZeRO-0 all-reduces the gradient once per step, behind the last micro-batch's backward;
+/// - ZeRO-1 reduce-scatters it there and all-gathers the updated parameters behind the next
+///   step's first forward (Megatron-LM's distributed optimizer);
+/// - ZeRO-2 keeps no full gradient, so it reduce-scatters after every micro-batch's backward
+///   (DeepSpeed stage 2 with accumulation), and all-gathers once;
+/// - ZeRO-3 gathers the parameters for every forward and every backward and reduce-scatters
+///   every backward: 3 buffers per micro-batch (the worked solution's 3·Ψ).
+/// The traffic of `ranks` ranks sharding the state of `params` parameters per rank, `inside`
+/// of them in a node, on the dp·cp group's tier (data_parallel_traffic,
+/// expert_data_parallel_traffic below); each collective the cheaper of flat and two-level
+/// (collectives.hpp group_collective).
 /// Fills `t`, which must be zero (a member of a fresh TrainingTime: filling it in place
 /// spares the step-time function a copy, issue 8's speed bound).
 inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const Plan& p,
