@@ -66,6 +66,7 @@ json time_json(const Context& ctx, const Evaluation& e) {
               {"bubble", t.bubble_seconds},
               {"dp_comm", t.dp.comm_seconds},
               {"dp_exposed", t.dp.exposed_seconds},
+              {"dp_algorithm", std::string(to_string(t.dp.buffer.algorithm))},
               {"step", t.step_seconds},
               {"global_sequences", t.global_sequences},
               {"tokens_per_second", t.tokens_per_second},
