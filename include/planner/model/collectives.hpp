@@ -127,9 +127,11 @@ inline constexpr std::array<Algorithm, 5> all_algorithms{
 /// The cheapest available algorithm for this message, as a collective library that tunes
 /// per message size would pick it (NCCL's tuner chooses by the same α–β estimate). Ties go
 /// to the earlier algorithm in `all_algorithms`, so the choice is deterministic.
-[[nodiscard]] inline CollectiveCost cheapest_collective(Collective op, std::int64_t ranks,
-                                                        double bytes, const Tier& tier,
-                                                        bool peer_memory) noexcept {
+/// Always inlined (gnu::always_inline): at a call site with a constant `op` the compiler folds
+/// `available` and keeps only the algorithms that implement it; out of line, the data-parallel
+/// traffic's four calls per evaluation took a quarter of its time (perf, bench evaluate/).
+[[nodiscard, gnu::always_inline]] inline CollectiveCost cheapest_collective(
+    Collective op, std::int64_t ranks, double bytes, const Tier& tier, bool peer_memory) noexcept {
   CollectiveCost best;
   bool found = false;
   for (Algorithm a : all_algorithms) {
@@ -144,8 +146,8 @@ inline constexpr std::array<Algorithm, 5> all_algorithms{
 }
 
 /// The same on `tier`, whose own `peer_memory` says whether one-shot kernels can run.
-[[nodiscard]] inline CollectiveCost cheapest_collective(Collective op, std::int64_t ranks,
-                                                        double bytes, const Tier& tier) noexcept {
+[[nodiscard, gnu::always_inline]] inline CollectiveCost cheapest_collective(
+    Collective op, std::int64_t ranks, double bytes, const Tier& tier) noexcept {
   return cheapest_collective(op, ranks, bytes, tier, tier.peer_memory);
 }
 
@@ -158,15 +160,19 @@ inline constexpr std::array<Algorithm, 5> all_algorithms{
 /// with the outer tier's per-GPU bandwidth), and an intra-domain all-gather (docs/model.md §4);
 /// a reduce-scatter the first two phases, an all-gather the last two. Each phase takes its
 /// tier's cheapest algorithm. Only for all-reduce, all-gather and reduce-scatter, and only
-/// when 1 < inside < ranks and `inside` divides `ranks`; otherwise the flat cost on `outer`.
-[[nodiscard]] inline CollectiveCost hierarchical_collective(Collective op, std::int64_t ranks,
-                                                            std::int64_t inside, double bytes,
-                                                            const Tier& inner,
-                                                            const Tier& outer) noexcept {
-  const bool two_level = (op == Collective::all_reduce || op == Collective::all_gather ||
-                          op == Collective::reduce_scatter) &&
-                         inside > 1 && inside < ranks && ranks % inside == 0;
-  if (!two_level) return cheapest_collective(op, ranks, bytes, outer);
+/// when 1 < inside < ranks and `inside` divides `ranks`; otherwise the flat cost on `outer`
+/// (hierarchical_collective below). splits_in_two says whether a split has the two levels.
+[[nodiscard]] inline bool splits_in_two(Collective op, std::int64_t ranks,
+                                        std::int64_t inside) noexcept {
+  return (op == Collective::all_reduce || op == Collective::all_gather ||
+          op == Collective::reduce_scatter) &&
+         inside > 1 && inside < ranks && ranks % inside == 0;
+}
+
+/// The two levels' cost, for a split that splits_in_two accepts.
+[[nodiscard]] inline CollectiveCost two_level_cost(Collective op, std::int64_t ranks,
+                                                   std::int64_t inside, double bytes,
+                                                   const Tier& inner, const Tier& outer) noexcept {
   const std::int64_t domains = ranks / inside;
   const double share = bytes / static_cast<double>(inside);
   CollectiveCost c;
@@ -175,14 +181,23 @@ inline constexpr std::array<Algorithm, 5> all_algorithms{
     c.latency_seconds += phase.latency_seconds;
     c.wire_seconds += phase.wire_seconds;
   };
+  // The phases inside are rings (the only reduce-scatter and all-gather, available()).
   if (op != Collective::all_gather) {
-    add(cheapest_collective(Collective::reduce_scatter, inside, bytes, inner));
+    add(collective_cost(Collective::reduce_scatter, Algorithm::ring, inside, bytes, inner));
   }
   add(cheapest_collective(op, domains, share, outer));
   if (op != Collective::reduce_scatter) {
-    add(cheapest_collective(Collective::all_gather, inside, bytes, inner));
+    add(collective_cost(Collective::all_gather, Algorithm::ring, inside, bytes, inner));
   }
   return c;
+}
+
+[[nodiscard]] inline CollectiveCost hierarchical_collective(Collective op, std::int64_t ranks,
+                                                            std::int64_t inside, double bytes,
+                                                            const Tier& inner,
+                                                            const Tier& outer) noexcept {
+  if (!splits_in_two(op, ranks, inside)) return cheapest_collective(op, ranks, bytes, outer);
+  return two_level_cost(op, ranks, inside, bytes, inner, outer);
 }
 
 /// A floor under hierarchical_collective over every split of `ranks` into domains, both
@@ -214,14 +229,13 @@ inline constexpr std::array<Algorithm, 5> all_algorithms{
 /// node: the cheaper of the flat collective on `outer` and, where `outer` allows it, the
 /// two-level one (NCCL's tuner picks by the same estimate); ties go to the flat one.
 /// `every_placement` (the search's ideal network) takes hierarchical_floor instead.
-[[nodiscard]] inline CollectiveCost group_collective(Collective op, std::int64_t ranks,
-                                                     std::int64_t inside, double bytes,
-                                                     const Tier& inner, const Tier& outer,
-                                                     bool every_placement) noexcept {
+[[nodiscard, gnu::always_inline]] inline CollectiveCost group_collective(
+    Collective op, std::int64_t ranks, std::int64_t inside, double bytes, const Tier& inner,
+    const Tier& outer, bool every_placement) noexcept {
   if (every_placement) return hierarchical_floor(op, ranks, bytes, outer);
   const CollectiveCost flat = cheapest_collective(op, ranks, bytes, outer);
-  if (!outer.hierarchical) return flat;
-  const CollectiveCost two = hierarchical_collective(op, ranks, inside, bytes, inner, outer);
+  if (!outer.hierarchical || !splits_in_two(op, ranks, inside)) return flat;
+  const CollectiveCost two = two_level_cost(op, ranks, inside, bytes, inner, outer);
   return two.seconds() < flat.seconds() ? two : flat;
 }
 

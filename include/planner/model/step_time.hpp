@@ -134,6 +134,16 @@ struct TrainingTime {
   return std::max<std::int64_t>(1, held / std::max<std::int64_t>(1, differ));
 }
 
+/// One collective of a sharded-state group (fill_sharded_state_traffic): flat or two-level
+/// on the group's tier, the node inside. Always inlined, as cheapest_collective is
+/// (collectives.hpp): its `op` is a constant at every call.
+[[nodiscard, gnu::always_inline]] inline CollectiveCost sharded_collective(
+    Collective op, const DataParallelTraffic& t, std::int64_t inside, const Cluster& c,
+    double bytes) noexcept {
+  return group_collective(op, t.ranks, inside, bytes, c.tiers[0], c.tiers[t.tier],
+                          c.every_placement);
+}
+
 /// Data-parallel traffic per ZeRO stage (Rajbhandari et al. 2020 §7, Table 1 and §5):
 /// - ZeRO-0 all-reduces the gradient once per step, behind the last micro-batch's backward;
 /// - ZeRO-1 reduce-scatters it there and all-gathers the updated parameters behind the next
@@ -166,9 +176,6 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
   const double bucket_bytes = t.gradient_bytes / buckets;
   const double n = static_cast<double>(p.grad_accum);
   const double share = static_cast<double>(t.ranks - 1) / static_cast<double>(t.ranks);
-  auto cost = [&](Collective op, double bytes) {
-    return group_collective(op, t.ranks, inside, bytes, c.tiers[0], tier, c.every_placement);
-  };
   // Only the collectives the stage runs: the all-reduce for ZeRO-0, else the pair. A buffer
   // is issued bucket by bucket, and every bucket is a collective of its own that pays the
   // algorithm's latency (issue 9 cause 1: one layer's all-gather over 2,048 ranks is ~20 ms
@@ -177,18 +184,23 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
   double ar = 0, rs = 0, ag = 0, ar_bucket = 0, rs_bucket = 0, ag_bucket = 0;
   double ar_whole = 0, rs_whole = 0, ag_whole = 0;
   if (p.zero == 0) {
-    t.buffer = cost(Collective::all_reduce, t.gradient_bytes);
+    t.buffer = sharded_collective(Collective::all_reduce, t, inside, c, t.gradient_bytes);
     ar_whole = t.buffer.seconds();
-    ar_bucket = cost(Collective::all_reduce, bucket_bytes).seconds();
+    ar_bucket =
+        sharded_collective(Collective::all_reduce, t, inside, c, bucket_bytes).seconds();
     ar = buckets * ar_bucket;
   } else {
-    const CollectiveCost reduce_scatter = cost(Collective::reduce_scatter, t.gradient_bytes);
-    const CollectiveCost all_gather = cost(Collective::all_gather, t.gradient_bytes);
+    const CollectiveCost reduce_scatter =
+        sharded_collective(Collective::reduce_scatter, t, inside, c, t.gradient_bytes);
+    const CollectiveCost all_gather =
+        sharded_collective(Collective::all_gather, t, inside, c, t.gradient_bytes);
     t.buffer = p.zero < 3 ? reduce_scatter : all_gather;
     rs_whole = reduce_scatter.seconds();
     ag_whole = all_gather.seconds();
-    rs_bucket = cost(Collective::reduce_scatter, bucket_bytes).seconds();
-    ag_bucket = cost(Collective::all_gather, bucket_bytes).seconds();
+    rs_bucket =
+        sharded_collective(Collective::reduce_scatter, t, inside, c, bucket_bytes).seconds();
+    ag_bucket =
+        sharded_collective(Collective::all_gather, t, inside, c, bucket_bytes).seconds();
     rs = buckets * rs_bucket;
     ag = buckets * ag_bucket;
   }
