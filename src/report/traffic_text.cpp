@@ -126,6 +126,14 @@ std::string dp_summary(const Evaluation& e, const TrafficNote& n, const DpFacts&
         gb_per_s(f.tier_bandwidth), seconds_text(t.dense_seconds), p.micro_batch,
         f.fsdp_wire_seconds / t.dense_seconds, f.fsdp_wire_seconds / f.dense_one_sequence_seconds,
         seconds_text(f.dense_one_sequence_seconds));
+    if (d.buffer.algorithm == Algorithm::hierarchical) {
+      // The worked solution's figure is the whole volume at one GPU's share; in two levels
+      // each rank sends only its 1/ranks_per_node of it across nodes (docs/model.md §4).
+      fsdp += fmt::format("; in two levels each rank's 1/{} of it crosses nodes: {}",
+                          d.ranks_per_node,
+                          seconds_text(f.fsdp_wire_seconds /
+                                       static_cast<double>(d.ranks_per_node)));
+    }
   }
   std::string levels;
   if (d.buffer.algorithm == Algorithm::hierarchical) {

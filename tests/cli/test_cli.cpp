@@ -44,6 +44,20 @@ TEST_CASE("collective prices the two-level form with --per-node", "[cli][hierarc
   CHECK(doc.at("per_node") == 8);
 }
 
+TEST_CASE("plan says when the data-parallel traffic runs in two levels", "[cli][hierarchical]") {
+  // The 70B scenario on 8 nodes of 8 H100s: its dp x cp group of 64 ranks holds 8 per node, so
+  // the gathers run in two levels and each rank sends 1/8 of the volume across nodes.
+  const auto r = run({"plan", "scenarios/q2-llama-3.1-70b-64-h100.json", "--no-thresholds"});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("in two levels (8 ranks per node: inside the node, then each "
+                                    "rank's 1/8 across on its own rail)"));
+  CHECK_THAT(r.out, Catch::Contains("in two levels each rank's 1/8 of it crosses nodes"));
+  // The worked scenarios keep the flat ring: no two-level wording.
+  const auto b = run({"plan", "scenarios/b.json", "--no-thresholds"});
+  REQUIRE(b.code == 0);
+  CHECK_THAT(b.out, !Catch::Contains("in two levels"));
+}
+
 TEST_CASE("memory reproduces scenario B's ledger from the file", "[cli][answer-key][B]") {
   const auto r = run({"memory", "scenarios/b.json", "--format", "json"});
   REQUIRE(r.code == 0);
