@@ -47,24 +47,30 @@ int run_collective(const CollectiveArgs& a, std::ostream& out) {
                                                        flag, v));
     }
   };
+  // The loader's range for a link, 1 B/s to 1e18 B/s: below it the wire time of a large
+  // message overflows to infinity.
+  auto link_rate = [](double gb_per_s, const char* flag) {
+    if (gb_per_s < 1e-9 || gb_per_s > 1e9) {
+      throw InputError("command line", "",
+                       fmt::format("{} must be from 1e-09 to 1e+09 GB/s (1 B/s to 1e18 B/s), "
+                                   "got {:g}",
+                                   flag, gb_per_s));
+    }
+  };
+  auto latency = [](double us, const char* flag) {
+    if (!(us >= 0) || !std::isfinite(us) || us > 1e12) {
+      throw InputError("command line", "",
+                       fmt::format("{} must be >= 0 microseconds, got {:g}", flag, us));
+    }
+  };
   if (a.gpus < 1 || a.gpus > (std::int64_t{1} << 24)) {
     throw InputError("command line", "", fmt::format("--gpus must be between 1 and 16777216, "
                                                      "got {}", a.gpus));
   }
   positive(a.bandwidth_gb_per_s, "--bw");
   positive(a.bytes, "--bytes");
-  // The loader's range for a link, 1 B/s to 1e18 B/s: below it the wire time of a large
-  // message overflows to infinity.
-  if (a.bandwidth_gb_per_s < 1e-9 || a.bandwidth_gb_per_s > 1e9) {
-    throw InputError("command line", "",
-                     fmt::format("--bw must be from 1e-09 to 1e+09 GB/s (1 B/s to 1e18 B/s), "
-                                 "got {:g}",
-                                 a.bandwidth_gb_per_s));
-  }
-  if (!(a.latency_us >= 0) || !std::isfinite(a.latency_us) || a.latency_us > 1e12) {
-    throw InputError("command line", "", fmt::format("--latency must be >= 0 microseconds, got "
-                                                     "{:g}", a.latency_us));
-  }
+  link_rate(a.bandwidth_gb_per_s, "--bw");
+  latency(a.latency_us, "--latency");
   const bool two_level = a.per_node > 0;
   if (two_level) {
     if (a.per_node < 2 || a.per_node >= a.gpus || a.gpus % a.per_node != 0) {
@@ -78,21 +84,12 @@ int run_collective(const CollectiveArgs& a, std::ostream& out) {
                                            "node)");
     }
     positive(a.node_bandwidth_gb_per_s, "--node-bw");
-    if (a.node_bandwidth_gb_per_s < 1e-9 || a.node_bandwidth_gb_per_s > 1e9) {
-      throw InputError("command line", "",
-                       fmt::format("--node-bw must be from 1e-09 to 1e+09 GB/s, got {:g}",
-                                   a.node_bandwidth_gb_per_s));
-    }
+    link_rate(a.node_bandwidth_gb_per_s, "--node-bw");
     if (a.node_latency_us == -1) {
       throw InputError("command line", "", "--per-node needs --node-latency (microseconds per "
                                            "hop inside the node)");
     }
-    if (!(a.node_latency_us >= 0) || !std::isfinite(a.node_latency_us) ||
-        a.node_latency_us > 1e12) {
-      throw InputError("command line", "",
-                       fmt::format("--node-latency must be >= 0 microseconds, got {:g}",
-                                   a.node_latency_us));
-    }
+    latency(a.node_latency_us, "--node-latency");
   }
   const bool inside = !a.across_nodes && !two_level;
   Tier tier;

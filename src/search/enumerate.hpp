@@ -86,8 +86,9 @@ inline double compute_bound(const Context& ctx, const Plan& p) {
 /// (count ≥ 0), the cheapest over a set of algorithms that only grows inside a node (one-shot),
 /// so it can only fall; a data-parallel collective's two-level form, whose cost depends on how
 /// many ranks the placement puts in a node, takes its floor over every split
-/// (collectives.hpp hierarchical_floor, Cluster::every_placement); exposure max(min(bucket, comm), comm − window), plus the hidden
-/// part's processor_usage share (the smallest of the tiers'), and the step's sums are
+/// (collectives.hpp hierarchical_floor, Cluster::every_placement); exposure
+/// max(min(bucket, comm), comm − window), plus the hidden part's processor_usage share (the
+/// smallest of the tiers'), and the step's sums are
 /// non-decreasing in those costs; correctly rounded arithmetic is monotone. So the ideal
 /// step is at most the step of any real placement.
 inline Cluster ideal_network(const Cluster& c) {
@@ -102,7 +103,6 @@ inline Cluster ideal_network(const Cluster& c) {
     best.peer_memory = best.peer_memory || t.peer_memory;
     best.processor_usage = std::min(best.processor_usage, t.processor_usage);
   }
-  best.hierarchical = true;
   ideal.tiers.assign(2, best);
   ideal.every_placement = true;
   return ideal;

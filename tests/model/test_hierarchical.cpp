@@ -56,8 +56,9 @@ TEST_CASE("hierarchical collectives: where there is nothing to split, the flat c
   flat_only.hierarchical = false;
   CHECK(group_collective(Collective::all_reduce, 64, 8, 16e9, node, flat_only, false).seconds() ==
         Approx(flat));
-  // A small message is latency-bound: 8 · 2 · 7 hops' latency … the flat tree can win, and
-  // the choice is whichever is cheaper.
+  // A small message is latency-bound: the two levels' 2 · 7 hops inside and 2 · 7 across
+  // (ring) or 2 · 3 (tree) against the flat tree's 2 · 6 across; the choice is whichever of
+  // the two forms is cheaper, never more than either.
   const double small = 1e3;
   const double g = group_collective(Collective::all_reduce, 64, 8, small, node, network, false)
                        .seconds();

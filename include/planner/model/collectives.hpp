@@ -161,12 +161,16 @@ inline constexpr std::array<Algorithm, 5> all_algorithms{
 /// a reduce-scatter the first two phases, an all-gather the last two. Each phase takes its
 /// tier's cheapest algorithm. Only for all-reduce, all-gather and reduce-scatter, and only
 /// when 1 < inside < ranks and `inside` divides `ranks`; otherwise the flat cost on `outer`
-/// (hierarchical_collective below). splits_in_two says whether a split has the two levels.
+/// (hierarchical_collective below). has_two_levels says which collectives have the form,
+/// splits_in_two whether a split has it.
+[[nodiscard]] inline bool has_two_levels(Collective op) noexcept {
+  return op == Collective::all_reduce || op == Collective::all_gather ||
+         op == Collective::reduce_scatter;
+}
+
 [[nodiscard]] inline bool splits_in_two(Collective op, std::int64_t ranks,
                                         std::int64_t inside) noexcept {
-  return (op == Collective::all_reduce || op == Collective::all_gather ||
-          op == Collective::reduce_scatter) &&
-         inside > 1 && inside < ranks && ranks % inside == 0;
+  return has_two_levels(op) && inside > 1 && inside < ranks && ranks % inside == 0;
 }
 
 /// The two levels' cost, for a split that splits_in_two accepts.
@@ -211,10 +215,7 @@ inline constexpr std::array<Algorithm, 5> all_algorithms{
 [[nodiscard]] inline CollectiveCost hierarchical_floor(Collective op, std::int64_t ranks,
                                                        double bytes, const Tier& tier) noexcept {
   const CollectiveCost flat = cheapest_collective(op, ranks, bytes, tier);
-  if (ranks < 4 || (op != Collective::all_reduce && op != Collective::all_gather &&
-                    op != Collective::reduce_scatter)) {
-    return flat;
-  }
+  if (ranks < 4 || !has_two_levels(op)) return flat;  // no split of 2 or 3 ranks has two levels
   CollectiveCost c = collective_cost(op, Algorithm::ring, ranks, bytes, tier);
   c.algorithm = Algorithm::hierarchical;
   const double hops = 2.0 * std::sqrt(static_cast<double>(ranks)) - 2.0;

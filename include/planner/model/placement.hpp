@@ -181,29 +181,6 @@ struct TierDomains {
   return axis_tiers(axis_degrees(p), p.placement, tier_domains(c));
 }
 
-/// The shape of a group on the tiers: how many of its ranks one domain of each tier holds
-/// (the last tier holds them all). A hierarchical collective runs one phase per tier.
-struct GroupShape {
-  std::size_t tier = 0;  ///< the innermost tier holding the whole group
-  std::array<std::int64_t, 4> ranks_per_domain{};  ///< tiers beyond the fourth share the last
-};
-
-[[nodiscard]] inline GroupShape axis_shape(const Plan& p, const Cluster& c, Axis axis) noexcept {
-  GroupShape g;
-  g.tier = axis_tier(p, c, axis);
-  const std::int64_t d = degree(p, axis);
-  const std::int64_t s = stride(p, axis);
-  for (std::size_t k = 0; k < g.ranks_per_domain.size(); ++k) {
-    if (k >= c.tiers.size() || k >= g.tier) {
-      g.ranks_per_domain[k] = d;
-      continue;
-    }
-    const std::int64_t domain = domain_gpus(c, k);
-    g.ranks_per_domain[k] = s >= domain ? 1 : std::min(d, domain / s);
-  }
-  return g;
-}
-
 /// Ranks of one group spanned by `axes` that one domain of `domain` consecutive GPUs holds:
 /// of each axis, the ranks whose stride steps stay inside the domain (exact for the aligned
 /// layouts of degrees that divide the domain or are divided by it).
