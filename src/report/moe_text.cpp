@@ -109,11 +109,11 @@ std::string bf16_mfu_note(const Context& ctx, double mfu) {
                      100.0 * mfu * ctx.flops_per_second / bf16);
 }
 
-PeakMfu peak_mfu(const Context& ctx, double mfu) {
+PeakMfu peak_mfu(const Context& ctx, double model_flops_per_second) {
   PeakMfu out;
   if (ctx.calibrated) return out;
   const Gpu& g = ctx.cluster.gpu;
-  const double achieved = mfu * ctx.flops_per_second;  // model FLOP/s per GPU
+  const double achieved = model_flops_per_second;
   const double bf16 = g.peak_flops_by_dtype[static_cast<std::size_t>(Dtype::bf16)];
   const Dtype d = ctx.model.precision.compute;
   const double own = g.peak_flops_by_dtype[static_cast<std::size_t>(d)];
@@ -122,8 +122,8 @@ PeakMfu peak_mfu(const Context& ctx, double mfu) {
   return out;
 }
 
-std::string mfu_text(const Context& ctx, double mfu) {
-  const PeakMfu p = peak_mfu(ctx, mfu);
+std::string mfu_text(const Context& ctx, double mfu, double model_flops_per_second) {
+  const PeakMfu p = peak_mfu(ctx, model_flops_per_second);
   if (p.bf16_peak <= 0) return fmt::format("MFU {:.1f} %{}", 100 * mfu, bf16_mfu_note(ctx, mfu));
   const Dtype d = ctx.model.precision.compute;
   if (p.compute_peak <= 0) {

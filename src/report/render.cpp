@@ -87,7 +87,7 @@ json time_json(const Context& ctx, const Evaluation& e) {
     j["mfu_bf16_rate"] = t.mfu * ctx.flops_per_second / ctx.cluster.gpu.flops_per_second;
   }
   // Against the datasheet peaks, where the scenario names a catalog GPU (docs/output.md).
-  const PeakMfu peak = peak_mfu(ctx, t.mfu);
+  const PeakMfu peak = peak_mfu(ctx, t.model_flops_per_second);
   if (peak.bf16_peak > 0) j["mfu_bf16_peak"] = peak.bf16_peak;
   if (peak.compute_peak > 0) j["mfu_compute_peak"] = peak.compute_peak;
   return j;
@@ -160,7 +160,7 @@ std::string headline(const Context& ctx, const Evaluation& e) {
   if (ctx.workload.kind == WorkloadKind::serving) return serving_headline(ctx, e);
   return fmt::format("{:.0f} tokens/s, step {}, {}, {} of {} per GPU",
                      e.training.tokens_per_second, seconds_text(e.training.step_seconds),
-                     mfu_text(ctx, e.training.mfu),
+                     mfu_text(ctx, e.training.mfu, e.training.model_flops_per_second),
                      gib_text(e.memory.total_bytes()),
                      gib_text(e.memory.capacity_bytes));
 }

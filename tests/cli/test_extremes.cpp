@@ -437,7 +437,9 @@ TEST_CASE("Plan degrees at the limit: the world-size product is checked without 
 }
 
 TEST_CASE("A measured step time implying more than 1e21 FLOP/s is rejected", "[extremes][errors]") {
-  // Scenario A's reference plan (its pinned plan) does 2.274e14 FLOP per micro-batch; measured
+  // Scenario A's reference plan (its pinned plan) does 2.125e14 FLOP per micro-batch (6·8e9·4096
+  // + 14·4096³·32 of attention and flash recompute at the causal share (1 + 128/4096)/2, the
+  // blocks a flash kernel computes: 1.966e14 + 1.587e13); measured
   // in 1e-300 s the rate overflowed to infinity and every time became 0 (exit 3, and a UBSan
   // report in rank.hpp's time_step). The loader's limit for gpu.flops bounds the implied rate.
   const cli_harness::Run r = cli_harness::run(
@@ -446,13 +448,13 @@ TEST_CASE("A measured step time implying more than 1e21 FLOP/s is rejected", "[e
   CHECK(r.code == 2);
   CHECK(r.err ==
         "planner: error: scenarios/a.json: /workload/step_time_per_micro_batch: the measured "
-        "1e-300 s implies more than 1e308 FLOP/s for the reference plan's 2.274e+14 FLOP, above "
+        "1e-300 s implies more than 1e308 FLOP/s for the reference plan's 2.125e+14 FLOP, above "
         "the limit of 1e21 FLOP/s; check the value\n");
   const cli_harness::Run finite = cli_harness::run(
       {"memory", "scenarios/a.json", "--set", "/workload/step_time_per_micro_batch=1e-12 s"});
   CHECK(finite.code == 2);
   CHECK(finite.err ==
         "planner: error: scenarios/a.json: /workload/step_time_per_micro_batch: the measured "
-        "1e-12 s implies 2.274e+26 FLOP/s for the reference plan's 2.274e+14 FLOP, above the "
+        "1e-12 s implies 2.125e+26 FLOP/s for the reference plan's 2.125e+14 FLOP, above the "
         "limit of 1e21 FLOP/s; check the value\n");
 }

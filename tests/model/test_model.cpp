@@ -397,21 +397,59 @@ TEST_CASE("activations: torchtitan's op-level checkpointing, by hand", "[activat
   CHECK(layer_activation_bytes(m, p, Recompute::op) == Approx(2.0 * 13056 * tokens));
 }
 
-TEST_CASE("logits: an unfused fp32 cross-entropy holds three logit tensors", "[activations]") {
-  // pp 1, tp 1, one micro-batch of 2 × 8192 tokens, h 4096, V 128256: Korthikanti §4.3's
-  // 4·s·b·h·(1 + V/h) with the fused loss; PyTorch's cross_entropy on an fp32 copy keeps the
-  // log-softmax output, the loss gradient and the input gradient at the backward's start:
-  // 4·s·b·h + 12·s·b·V, plus the embedding's s·b·h for the one micro-batch in flight.
+namespace {
+/// Llama 3.1 8B's attention shape at 8K tokens (32 layers, h 4096, 32 heads, V 128256), MHA
+/// and an ungated MLP: what the logits and causal-share cases below need of it.
+Model llama_8b_attention_shape() {
   Model m;
   m.layers = 32;
   m.hidden = 4096;
   m.heads = 32;
   m.vocab = 128256;
   m.seq_len = 8192;
+  return m;
+}
+}  // namespace
+
+TEST_CASE("logits: an unfused fp32 cross-entropy holds three logit tensors", "[activations]") {
+  // pp 1, tp 1, one micro-batch of 2 × 8192 tokens, h 4096, V 128256: Korthikanti §4.3's
+  // 4·s·b·h·(1 + V/h) with the fused loss; PyTorch's cross_entropy on an fp32 copy keeps the
+  // log-softmax output, the loss gradient and the input gradient at the backward's start:
+  // 4·s·b·h + 12·s·b·V, plus the embedding's s·b·h for the one micro-batch in flight.
+  Model m = llama_8b_attention_shape();
   Plan p;
   p.micro_batch = 2;
   const double sb = 2.0 * 8192;
   CHECK(logits_activation_bytes(m, p) == Approx(sb * 4096 + 4.0 * sb * (4096 + 128256)));
   CHECK(logits_activation_bytes(m, p, false) ==
         Approx(sb * 4096 + 4.0 * sb * 4096 + 12.0 * sb * 128256));
+}
+
+TEST_CASE("a causal flash kernel computes the blocks on and below the diagonal", "[compute]") {
+  // s = 8192 in 128-token blocks is 64 block rows; a causal kernel runs 64·65/2 = 2080 of the
+  // 64² = 4096 blocks (FlashAttention-2, Dao 2023, §3.1.1 skips the blocks above the
+  // diagonal), 0.5078 of the square. Unfused attention computes the square and masks it.
+  Model m = llama_8b_attention_shape();
+  Plan p;
+  p.flash_attention = true;
+  CHECK(attention_square_share(m, p) == Approx(2080.0 / 4096.0));
+  // Forward QKᵀ and A·V, 4·s²·h per layer, twice that in the backward, and the backward's
+  // recompute of QKᵀ, 2·s²·h: 14 units of s²·h·L at the share.
+  const MicroBatchFlops flash = micro_batch_flops(m, p);
+  const double square = 8192.0 * 8192.0 * 4096.0 * 32.0;
+  CHECK(flash.attention == Approx(12.0 * square * 2080.0 / 4096.0));
+  CHECK(flash.recompute == Approx(2.0 * square * 2080.0 / 4096.0));
+  p.flash_attention = false;
+  CHECK(attention_square_share(m, p) == 1.0);
+  CHECK(micro_batch_flops(m, p).attention == Approx(12.0 * square));
+  // A sequence shorter than one block is one block on the diagonal, computed whole.
+  m.seq_len = 64;
+  p.flash_attention = true;
+  CHECK(attention_square_share(m, p) == 1.0);
+  // MFU's model FLOPs keep the whole square (PaLM, Chowdhery et al. 2022, Appendix B:
+  // 12·L·H·Q·T per token); the executed count, which the effective rate is measured on,
+  // lacks the skipped 2016 of 4096 blocks: 12·s²·h·L·2016/4096 per sequence.
+  m.seq_len = 8192;
+  CHECK(model_flops_per_sequence(m) - executed_model_flops_per_sequence(m, p) ==
+        Approx(12.0 * square * 2016.0 / 4096.0));
 }

@@ -290,15 +290,16 @@ TEST_CASE("FP8 GEMMs run at the catalog's fp8 rate, MFU also against the bf16 ra
   // MFU as PaLM (Chowdhery et al. 2022, Appendix B) defines it, against the datasheet peaks:
   // half the effective fp8 rate (2 × 400 TFLOP/s × 1978.9/989.4) is 400 TFLOP/s of model
   // FLOPs, 40.4 % of the bf16 dense peak (989.4) and 20.2 % of the fp8 peak (1978.9).
-  const PeakMfu peak = peak_mfu(ctx, 0.5);
+  const double model_flops = 0.5 * ctx.flops_per_second;  // model FLOP/s per GPU
+  const PeakMfu peak = peak_mfu(ctx, model_flops);
   CHECK(peak.bf16_peak == Approx(400.0 / 989.4).epsilon(1e-3));
   CHECK(peak.compute_peak == Approx(400.0 / 1978.9).epsilon(1e-3));
-  CHECK_THAT(mfu_text(ctx, 0.5), Catch::StartsWith("MFU 40.4 % of the bf16 dense peak, 20.2 % "
+  CHECK_THAT(mfu_text(ctx, 0.5, model_flops), Catch::StartsWith("MFU 40.4 % of the bf16 dense peak, 20.2 % "
                                                    "of the fp8 peak (50.0 % of the effective"));
   // A GPU given by numbers has no datasheet peak: MFU stays against its effective rate.
   const Context numbers = make_context(load(scenario_doc({{"preset", "mistral-7b"}, {"seq_len", 4096}})));
-  CHECK(peak_mfu(numbers, 0.5).bf16_peak == 0);
-  CHECK(mfu_text(numbers, 0.5) == "MFU 50.0 %");
+  CHECK(peak_mfu(numbers, 0.5 * numbers.flops_per_second).bf16_peak == 0);
+  CHECK(mfu_text(numbers, 0.5, 0.5 * numbers.flops_per_second) == "MFU 50.0 %");
 }
 
 TEST_CASE("FP8 GEMMs keep their inputs in FP8 and cache FP8 weights", "[moe][fp8]") {
@@ -353,12 +354,16 @@ TEST_CASE("FP8 GEMMs: the attention core and the output layer stay at the bf16 r
   const double tables = 2.0 * 32000 * 4096;  // input embedding and output layer, untied
   const double blocks = 32 * 218120192.0 + 2 * 4096.0;
   const double dense = 6 * blocks * tokens / 800e12 + 6 * tables * tokens / 400e12;
-  const double attention = 12.0 * tokens * tokens * 4096 * 32 / 400e12;
+  // The causal flash kernel computes (1 + 128/4096)/2 of the square (compute.hpp
+  // attention_square_share: FlashAttention-2 §3.1.1 skips the blocks above the diagonal).
+  const double causal = 0.5 * (1.0 + 128.0 / 4096.0);
+  const double attention = 12.0 * tokens * tokens * 4096 * 32 * causal / 400e12;
   const TrainingTime t = evaluate(ctx, p).training;
   CHECK(t.dense_seconds == Approx(dense).epsilon(1e-9));
   CHECK(t.attention_seconds == Approx(attention).epsilon(1e-9));
   // FlashAttention's backward recomputes QKᵀ and the softmax, 2·s²·h per layer, in bf16 too.
-  CHECK(t.recompute_seconds == Approx(2.0 * tokens * tokens * 4096 * 32 / 400e12).epsilon(1e-9));
+  CHECK(t.recompute_seconds ==
+        Approx(2.0 * tokens * tokens * 4096 * 32 * causal / 400e12).epsilon(1e-9));
 }
 
 TEST_CASE("MLA caches the kv latent and the RoPE key: 70 KB per token for DeepSeek-V3", "[moe]") {

@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 #include "planner/model/activations.hpp"
 #include "planner/model/memory.hpp"
 #include "planner/inputs/model.hpp"
@@ -63,10 +64,27 @@ struct MicroBatchFlops {
   return static_cast<double>(m.hidden) * kv_hidden(m) + w.proj + w.fc2;
 }
 
+/// Key-block size of tiled attention: FlashAttention-2 tunes its blocks among {64, 128} ×
+/// {64, 128} (Dao 2023, arXiv 2307.08691, §3.3); 128 is the size of its head-dim-128 kernels.
+inline constexpr double flash_block_tokens = 128;
+
+/// The share of the s × s attention square the kernels compute. A tiled (flash) kernel under
+/// the causal mask skips every block wholly above the diagonal (Dao 2023 §3.1.1, "causal
+/// masking"): with n = s/T square blocks per side it runs n(n+1)/2 of the n², (1 + T/s)/2 of
+/// the square. Unfused attention (Megatron-LM's baddbmm and fused scale-mask-softmax)
+/// computes the whole square and masks it after, share 1. The model FLOPs of MFU keep the
+/// whole square either way (model_flops_per_sequence), as the field counts them.
+[[nodiscard]] inline double attention_square_share(const Model& m, const Plan& p) noexcept {
+  if (!p.flash_attention) return 1.0;
+  const double s = static_cast<double>(m.seq_len);
+  return std::min(1.0, 0.5 * (1.0 + flash_block_tokens / s));
+}
+
 /// - dense: 6·P·D (Kaplan et al. 2020 §2.1; EleutherAI "Transformer Math 101"), P the stage's
 ///   parameters, D = b·s tokens, split over tp and cp.
 /// - attention: 12·b·s²·h per layer, the s/6h term of Korthikanti et al. 2022 Eq. (7)
-///   (non-causal, as Megatron-LM's MFU counts it), split over tp and cp.
+///   (non-causal, as Megatron-LM's MFU counts it), split over tp and cp; a flash kernel
+///   computes attention_square_share of it, and of every attention recompute below.
 /// - recompute: selective re-runs the attention core, 4·b·s²·h per layer (Korthikanti §5);
 ///   tiled attention's backward recomputes QKᵀ and the softmax from the saved statistics
 ///   (Dao et al. 2022, Alg. 4), 2·b·s²·h, so FlashAttention carries that cost whatever the
@@ -78,7 +96,8 @@ struct MicroBatchFlops {
   const double layers = static_cast<double>(stage_layers(m, p));
   const double split = static_cast<double>(p.tp) * static_cast<double>(p.cp);
   const double tokens = b * s;
-  const double core = b * s * s * h;  // one b·s²·h unit of attention-core work per layer
+  // one b·s²·h unit of attention-core work per layer, at the share the kernel computes
+  const double core = b * s * s * h * attention_square_share(m, p);
   MicroBatchFlops f;
   f.dense = 6.0 * stage_flop_params(m, p) * tokens / split;
   f.attention = 12.0 * core * layers / split;
@@ -111,6 +130,16 @@ struct MicroBatchFlops {
   const double s = static_cast<double>(m.seq_len);
   return 6.0 * (active_params(m) + mtp_head_flop_params(m)) * s +
          12.0 * s * s * attention_core_width(m) * static_cast<double>(blocks(m));
+}
+
+/// The same model FLOPs with the attention square at the share `p`'s kernels compute
+/// (attention_square_share): the work the effective rate is measured on.
+[[nodiscard]] inline double executed_model_flops_per_sequence(const Model& m,
+                                                              const Plan& p) noexcept {
+  const double s = static_cast<double>(m.seq_len);
+  return 6.0 * (active_params(m) + mtp_head_flop_params(m)) * s +
+         12.0 * s * s * attention_core_width(m) * static_cast<double>(blocks(m)) *
+             attention_square_share(m, p);
 }
 
 }  // namespace planner

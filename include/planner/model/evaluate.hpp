@@ -98,6 +98,7 @@ struct Evaluation {
   const double longer = t.step_seconds + wait;
   t.tokens_per_second *= t.step_seconds / longer;
   t.mfu *= t.step_seconds / longer;
+  t.model_flops_per_second *= t.step_seconds / longer;
   t.straggler_seconds = wait;
   t.step_seconds = longer;
   return t;

@@ -86,7 +86,13 @@ struct TrainingTime {
   double straggler_seconds = 0;  ///< in step_seconds: the wait for the slowest rank (0 unless given)
   double global_sequences = 0;
   double tokens_per_second = 0;
-  double mfu = 0;  ///< model FLOP/s per GPU ÷ the effective FLOP/s the time model uses
+  /// Model FLOP/s per GPU ÷ the effective FLOP/s the time model uses, the attention square
+  /// counted at the share the kernels compute (compute.hpp executed_model_flops_per_sequence),
+  /// the count the effective rate is measured on, so a plan all compute is at most 1.
+  double mfu = 0;
+  /// Model FLOP/s per GPU as the field counts them (the whole attention square, PaLM
+  /// Appendix B): the numerator of MFU against a datasheet peak (report/moe_text.hpp).
+  double model_flops_per_second = 0;
   // Mixture of experts (docs/moe.md §5); zero for a dense model.
   ExpertTraffic ep;               ///< token dispatch and combine, per micro-batch
   /// Expert gradients over the expert-data-parallel group; empty for a dense model (so that
@@ -583,7 +589,9 @@ inline void add_expert_traffic(const Model& m, const Cluster& c, const Plan& p,
   const double tokens = t.global_sequences * static_cast<double>(m.seq_len);
   t.tokens_per_second = tokens / t.step_seconds;
   const double gpus = static_cast<double>(world_size(c));
-  t.mfu = t.global_sequences * model_flops_per_sequence(m) /
+  t.model_flops_per_second =
+      t.global_sequences * model_flops_per_sequence(m) / (t.step_seconds * gpus);
+  t.mfu = t.global_sequences * executed_model_flops_per_sequence(m, p) /
           (t.step_seconds * gpus * flops_per_second);
   return t;
 }

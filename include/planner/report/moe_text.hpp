@@ -51,10 +51,12 @@ struct PeakMfu {
   double bf16_peak = 0;
   double compute_peak = 0;
 };
-[[nodiscard]] PeakMfu peak_mfu(const Context& ctx, double mfu);
+/// `model_flops_per_second`: per GPU, counted as the field does (TrainingTime).
+[[nodiscard]] PeakMfu peak_mfu(const Context& ctx, double model_flops_per_second);
 
 /// "MFU x % of the bf16 dense peak (y % of the effective rate)" where the peak is known,
-/// else "MFU y %" against the effective rate the time model uses (with the fp8 note).
-[[nodiscard]] std::string mfu_text(const Context& ctx, double mfu);
+/// else "MFU y %" against the effective rate the time model uses (with the fp8 note); `mfu`
+/// and `model_flops_per_second` as in TrainingTime.
+[[nodiscard]] std::string mfu_text(const Context& ctx, double mfu, double model_flops_per_second);
 
 }  // namespace planner
