@@ -102,7 +102,7 @@ int run_collective(const CollectiveArgs& a, std::ostream& out) {
   node.peer_memory = true;
   const Collective op = parse_collective(a.op);
   const CollectiveCost best =
-      two_level ? group_collective(op, a.gpus, a.per_node, a.bytes, node, tier, false)
+      two_level ? group_collective(op, a.gpus, a.per_node, a.bytes, node, tier)
                 : cheapest_collective(op, a.gpus, a.bytes, tier, inside);
   json algorithms = json::array();
   std::string lines;
@@ -110,10 +110,11 @@ int run_collective(const CollectiveArgs& a, std::ostream& out) {
   for (Algorithm alg : all_algorithms) {
     if (available(op, alg, inside)) costs.push_back(collective_cost(op, alg, a.gpus, a.bytes, tier));
   }
-  if (two_level) {
-    const CollectiveCost h =
-        hierarchical_collective(op, a.gpus, a.per_node, a.bytes, node, tier);
-    if (h.algorithm == Algorithm::hierarchical) costs.push_back(h);
+  if (two_level && has_rails(op, a.gpus, a.per_node)) {
+    costs.push_back(multi_rail_ring_cost(op, a.gpus, a.per_node, a.bytes, node, tier));
+    if (op == Collective::all_reduce) {
+      costs.push_back(multi_rail_tree_cost(a.gpus, a.per_node, a.bytes, node, tier));
+    }
   }
   for (const CollectiveCost& c : costs) {
     const Algorithm alg = c.algorithm;

@@ -193,10 +193,19 @@ TrafficNote dp_note(const Context& ctx, const Evaluation& e) {
   DpFacts f;
   f.zero = p.zero;
   f.tier_bandwidth = tier.bandwidth_bytes_per_second;
-  f.edge_buckets_only =
-      !(d.exposed_seconds - d.overlap_cost_seconds >
-        2 * std::max(d.comm_seconds / static_cast<double>(stage_layers(ctx.model, p)), 0.0));
+  if (p.zero == 3) {
+    f.collectives_per_layer = std::max<std::int64_t>(1, p.zero3_collectives_per_layer);
+    f.blocking_gathers = p.zero3_blocking_gathers;
+  }
+  const double buckets = static_cast<double>(stage_layers(ctx.model, p)) *
+                         static_cast<double>(f.collectives_per_layer);
+  f.edge_buckets_only = !f.blocking_gathers &&
+                        !(d.exposed_seconds - d.overlap_cost_seconds >
+                          2 * std::max(d.comm_seconds / buckets, 0.0));
   f.processor_usage = tier.processor_usage;
+  if (is_multi_rail(d.buffer.algorithm)) {
+    f.rail_bandwidth = rail_bus_bandwidth(d.ranks_per_node, ctx.cluster.tiers[0], tier);
+  }
   if (p.zero == 3) {
     // The worked solution's figure: 3 buffers per micro-batch at line rate against the dense
     // compute of one micro-batch, here and at one sequence per micro-batch.

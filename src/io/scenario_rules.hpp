@@ -28,6 +28,7 @@ inline constexpr IntRule token_count{1, pow2(30)};     // seq_len, context_token
 inline constexpr IntRule batch_count{1, pow2(16)};     // micro_batch, grad_accum, serving batch
 inline constexpr IntRule sequence_count{1, pow2(32)};  // micro_batch · grad_accum
 inline constexpr IntRule zero_stage{0, 3};
+inline constexpr IntRule collectives_per_layer{1, 1024};  // ZeRO-3 collectives per layer
 inline constexpr std::int64_t max_world = pow2(24);
 // Sequences per optimizer step, global_batch_tokens / seq_len: at most micro_batch ·
 // grad_accum = 2^16 · 2^16 on one replica. The search enumerates the divisors of each

@@ -379,7 +379,8 @@ Workload read_workload(const json& v, const std::string& origin) {
       v, "/workload", origin,
       {"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch", "batch",
        "tp_comm_overlap", "pp_comm_overlap", "tables_in_pipeline_split",
-       "fused_cross_entropy", "zero3_live_parameters", "concurrency",
+       "fused_cross_entropy", "zero3_live_parameters", "zero3_collectives_per_layer",
+       "zero3_blocking_gathers", "concurrency",
        "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
        "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
        "memory_bandwidth_efficiency", "bytes_per_param", "kv_sharding", "kv_block_tokens"});
@@ -389,7 +390,8 @@ Workload read_workload(const json& v, const std::string& origin) {
   if (w.kind == WorkloadKind::training) {
     o.restrict_to({"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch",
                    "bytes_per_param", "tp_comm_overlap", "pp_comm_overlap",
-                   "tables_in_pipeline_split", "fused_cross_entropy", "zero3_live_parameters"},
+                   "tables_in_pipeline_split", "fused_cross_entropy", "zero3_live_parameters",
+                   "zero3_collectives_per_layer", "zero3_blocking_gathers"},
                   "a training workload");
     Training& t = w.training;
     t.global_batch_tokens = o.number("global_batch_tokens", batch_tokens);
@@ -403,6 +405,8 @@ Workload read_workload(const json& v, const std::string& origin) {
     t.fused_cross_entropy = o.flag("fused_cross_entropy", true);
     t.zero3_live_parameters =
         o.maybe_number("zero3_live_parameters", live_parameters).value_or(0);
+    t.zero3_collectives_per_layer = o.integer("zero3_collectives_per_layer", collectives_per_layer, 1);
+    t.zero3_blocking_gathers = o.flag("zero3_blocking_gathers", false);
     return w;
   }
   o.restrict_to(serving_keys, "a serving workload");
@@ -462,6 +466,10 @@ Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
                                              w.training.tables_in_pipeline_split);
   if (const json* placement = o.find("placement")) {
     p.placement = read_placement(*placement, origin, o.path("placement"));
+  }
+  if (w.kind == WorkloadKind::training) {
+    p.zero3_collectives_per_layer = w.training.zero3_collectives_per_layer;
+    p.zero3_blocking_gathers = w.training.zero3_blocking_gathers;
   }
   return p;
 }

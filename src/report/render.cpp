@@ -108,6 +108,11 @@ json plan_fields_json(const Plan& p) {
   if (p.tp_comm_overlap) j["tp_comm_overlap"] = true;
   if (p.pp_comm_overlap) j["pp_comm_overlap"] = true;
   if (p.tables_in_pipeline_split) j["tables_in_pipeline_split"] = true;
+  // Only where a workload sets them (docs/output.md), so other output is unchanged.
+  if (p.zero == 3 && p.zero3_collectives_per_layer > 1) {
+    j["zero3_collectives_per_layer"] = p.zero3_collectives_per_layer;
+  }
+  if (p.zero == 3 && p.zero3_blocking_gathers) j["zero3_blocking_gathers"] = true;
   if (p.ep > 1) j["ep"] = p.ep;
   if (expert_tp(p) != p.tp) j["etp"] = expert_tp(p);
   return j;

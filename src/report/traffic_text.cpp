@@ -126,34 +126,46 @@ std::string dp_summary(const Evaluation& e, const TrafficNote& n, const DpFacts&
         gb_per_s(f.tier_bandwidth), seconds_text(t.dense_seconds), p.micro_batch,
         f.fsdp_wire_seconds / t.dense_seconds, f.fsdp_wire_seconds / f.dense_one_sequence_seconds,
         seconds_text(f.dense_one_sequence_seconds));
-    if (d.buffer.algorithm == Algorithm::hierarchical) {
-      // The worked solution's figure is the whole volume at one GPU's share; in two levels
-      // each rank sends only its 1/ranks_per_node of it across nodes (docs/model.md §4).
-      fsdp += fmt::format("; in two levels each rank's 1/{} of it crosses nodes: {}",
-                          d.ranks_per_node,
-                          seconds_text(f.fsdp_wire_seconds /
-                                       static_cast<double>(d.ranks_per_node)));
+    if (is_multi_rail(d.buffer.algorithm)) {
+      // The worked solution's figure is the whole volume at one GPU's share; a multi-rail
+      // ring carries it across nodes on every rail of the node at once (docs/model.md §4).
+      fsdp += fmt::format("; on {} rails per node it crosses at {}: {}", d.ranks_per_node,
+                          gb_per_s(f.rail_bandwidth),
+                          seconds_text(f.fsdp_bytes_per_micro_batch / f.rail_bandwidth));
     }
   }
   std::string levels;
-  if (d.buffer.algorithm == Algorithm::hierarchical) {
-    levels = fmt::format(" in two levels ({} ranks per node: inside the node, then each "
-                         "rank's 1/{} across on its own rail)",
-                         d.ranks_per_node, d.ranks_per_node);
+  if (is_multi_rail(d.buffer.algorithm)) {
+    levels = fmt::format(" as a {} ({} ranks per node, each crossing on its own rail: {} in "
+                         "all)",
+                         to_string(d.buffer.algorithm), d.ranks_per_node,
+                         gb_per_s(f.rail_bandwidth));
   }
+  // ZeRO-3 issued per parameter tensor (DeepSpeed 2021) says so, and that its gathers block.
+  const std::string buckets =
+      f.collectives_per_layer > 1
+          ? fmt::format("{} collectives per layer", f.collectives_per_layer)
+          : std::string("buckets of one layer");
+  const std::string exposure = f.edge_buckets_only ? " (the first and last buckets)"
+                               : f.blocking_gathers
+                                   ? " (the gathers block: the host waits for the device "
+                                     "before each, so none overlaps compute)"
+                                   : "";
   return fmt::format(
-      "{} {}: {} of the {} gradient over {} ranks on {} ({}){}, {} per step in buckets of one "
-      "layer ({} with one collective per buffer) = {:.1f} % of "
+      "{} {}: {} of the {} gradient over {} ranks on {} ({}){}, {} per step in {} ({} with one "
+      "collective per buffer) = {:.1f} % of "
       "the {} of compute in a step; exposed {}{}{}; hides down to {}; within a {:.0f} % "
       "communication budget down to {}{}",
       traffic_axis_name(n.axis), d.ranks, traffic_collective(n), bytes_text(d.gradient_bytes),
       d.ranks,
-      n.tier, gb_per_s(f.tier_bandwidth), levels, seconds_text(d.comm_seconds),
+      n.tier, gb_per_s(f.tier_bandwidth), levels, seconds_text(d.comm_seconds), buckets,
       seconds_text(d.whole_buffer_seconds),
       100 * d.comm_seconds / n.compute_seconds_per_step, seconds_text(n.compute_seconds_per_step),
-      seconds_text(d.exposed_seconds), f.edge_buckets_only ? " (the first and last buckets)" : "",
+      seconds_text(d.exposed_seconds), exposure,
       overlap_cost_text(d.overlap_cost_seconds, f.processor_usage),
-      n.hide_bandwidth > 0 ? gb_per_s(n.hide_bandwidth) : "no bandwidth (latency-bound)",
+      f.blocking_gathers       ? std::string("no bandwidth (its gathers block)")
+      : n.hide_bandwidth > 0 ? gb_per_s(n.hide_bandwidth)
+                             : std::string("no bandwidth (latency-bound)"),
       comm_budget * 100, n.budget_bandwidth > 0 ? gb_per_s(n.budget_bandwidth) : "none", fsdp);
 }
 

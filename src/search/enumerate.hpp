@@ -84,9 +84,9 @@ inline double compute_bound(const Context& ctx, const Plan& p) {
 /// node holding every GPU, whose single tier has the larger bandwidth and the smaller latency
 /// of the two. Each collective's cost is a sum of latency·(count ≥ 0) and bytes/bandwidth·
 /// (count ≥ 0), the cheapest over a set of algorithms that only grows inside a node (one-shot),
-/// so it can only fall; a data-parallel collective's two-level form, whose cost depends on how
-/// many ranks the placement puts in a node, takes its floor over every split
-/// (collectives.hpp hierarchical_floor, Cluster::every_placement); exposure
+/// so it can only fall; a data-parallel collective's multi-rail form, whose cost depends on how
+/// many ranks the placement puts in a node, is never below the flat one on that tier
+/// (collectives.hpp group_collective); exposure
 /// max(min(bucket, comm), comm − window), plus the hidden part's processor_usage share (the
 /// smallest of the tiers'), and the step's sums are
 /// non-decreasing in those costs; correctly rounded arithmetic is monotone. So the ideal
@@ -104,7 +104,6 @@ inline Cluster ideal_network(const Cluster& c) {
     best.processor_usage = std::min(best.processor_usage, t.processor_usage);
   }
   ideal.tiers.assign(2, best);
-  ideal.every_placement = true;
   return ideal;
 }
 
@@ -264,6 +263,8 @@ inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scr
         base.pp = pp;
         base.tp_comm_overlap = ctx.workload.training.tp_comm_overlap;
         base.pp_comm_overlap = ctx.workload.training.pp_comm_overlap;
+        base.zero3_collectives_per_layer = ctx.workload.training.zero3_collectives_per_layer;
+        base.zero3_blocking_gathers = ctx.workload.training.zero3_blocking_gathers;
         base.dp = world / tp / cp / pp;
         if (!passes_axes(filter, base, true)) continue;
         if (const std::optional<Violation> v = first_violation(

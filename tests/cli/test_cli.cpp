@@ -23,39 +23,65 @@ TEST_CASE("collective prints the worked solution's line", "[cli][answer-key]") {
                                     "wire 0.005 ms)  <- cheapest"));
 }
 
-TEST_CASE("collective prices the two-level form with --per-node", "[cli][hierarchical]") {
-  // Scenario A's gradient, 16e9 B over 64 ranks, 8 per node (docs/model.md §4, by hand):
-  // reduce-scatter inside 7/8 · 16e9 / 300e9 = 46.667 ms + 35 us, all-reduce of 2e9 B over 8
-  // nodes 2 · 7/8 · 2e9 / 50e9 = 70 ms + 210 us, all-gather inside 46.667 ms + 35 us:
-  // 163.333 ms of wire + 280 us = 163.613 ms, against the flat ring's 632 ms.
+TEST_CASE("collective prices the multi-rail forms with --per-node", "[cli][multi_rail]") {
+  // Scenario A's gradient, 16e9 B over 64 ranks, 8 per node (docs/model.md §4, by hand): the
+  // node's 8 rails (400 GB/s) outrun its 300 GB/s fabric, so the bus runs at 300 GB/s. Ring:
+  // 2 · 63/64 · 16e9 / 300e9 = 105.000 ms + 2 · (56 · 5 + 7 · 15) us = 770 us; tree: 2 · 16e9
+  // / 300e9 = 106.667 ms + 2 · (7 · 5 + 3 · 15) us = 160 us; against the flat ring's 632 ms.
   const auto r = run({"collective", "--gpus", "64", "--bw", "50", "--latency", "15", "--bytes",
                       "16e9", "--per-node", "8", "--node-bw", "300", "--node-latency", "5"});
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("(across nodes, 8 per node at 300 GB/s, 5 us per hop)"));
   CHECK_THAT(r.out, Catch::Contains("ring      single message 15258.79 MiB: 631.890 ms"));
-  CHECK_THAT(r.out, Catch::Contains("hierarchical single message 15258.79 MiB: 163.613 ms (latency "
-                                    "280.0 us + wire 163.333 ms)  <- cheapest"));
+  CHECK_THAT(r.out, Catch::Contains("multi-rail ring single message 15258.79 MiB: 105.770 ms "
+                                    "(latency 770.0 us + wire 105.000 ms)  <- cheapest"));
+  CHECK_THAT(r.out, Catch::Contains("multi-rail tree single message 15258.79 MiB: 106.827 ms "
+                                    "(latency 160.0 us + wire 106.667 ms)\n"));
   const auto j = run({"collective", "--gpus", "64", "--bw", "50", "--latency", "15", "--bytes",
                       "16e9", "--per-node", "8", "--node-bw", "300", "--node-latency", "5",
                       "--format", "json"});
   REQUIRE(j.code == 0);
   const json doc = json::parse(j.out);
-  CHECK(doc.at("cheapest") == "hierarchical");
+  CHECK(doc.at("cheapest") == "multi-rail ring");
   CHECK(doc.at("per_node") == 8);
 }
 
-TEST_CASE("plan says when the data-parallel traffic runs in two levels", "[cli][hierarchical]") {
+TEST_CASE("plan says when the data-parallel traffic runs on every rail", "[cli][multi_rail]") {
   // The 70B scenario on 8 nodes of 8 H100s: its dp x cp group of 64 ranks holds 8 per node, so
-  // the gathers run in two levels and each rank sends 1/8 of the volume across nodes.
+  // its rings cross the network on the node's 8 rails at once.
   const auto r = run({"plan", "scenarios/q2-llama-3.1-70b-64-h100.json", "--no-thresholds"});
   REQUIRE(r.code == 0);
-  CHECK_THAT(r.out, Catch::Contains("in two levels (8 ranks per node: inside the node, then each "
-                                    "rank's 1/8 across on its own rail)"));
-  CHECK_THAT(r.out, Catch::Contains("in two levels each rank's 1/8 of it crosses nodes"));
-  // The worked scenarios keep the flat ring: no two-level wording.
+  CHECK_THAT(r.out, Catch::Contains("as a multi-rail ring (8 ranks per node, each crossing on "
+                                    "its own rail:"));
+  CHECK_THAT(r.out, Catch::Contains("on 8 rails per node it crosses at"));
+  // The worked scenarios keep the flat ring: no multi-rail wording.
   const auto b = run({"plan", "scenarios/b.json", "--no-thresholds"});
   REQUIRE(b.code == 0);
-  CHECK_THAT(b.out, !Catch::Contains("in two levels"));
+  CHECK_THAT(b.out, !Catch::Contains("multi-rail"));
+}
+
+TEST_CASE("plan says when ZeRO-3 runs per parameter tensor with blocking gathers",
+          "[cli][zero3]") {
+  // Scenario B pinned to FSDP over its 64 GPUs, as DeepSpeed's stage 3 of 2021 ran it.
+  const auto r = run({"plan", "scenarios/b.json", "--no-thresholds", "--set",
+                      "/plan={\"dp\": 64, \"zero\": 3, \"recompute\": \"selective\", "
+                      "\"flash_attention\": true, \"grad_accum\": 8}",
+                      "--set", "/workload/zero3_collectives_per_layer=12", "--set",
+                      "/workload/zero3_blocking_gathers=true", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const json j = json::parse(r.out);
+  const json& pinned = j.at("pinned");
+  CHECK(pinned.at("zero3_collectives_per_layer") == 12);
+  CHECK(pinned.at("zero3_blocking_gathers") == true);
+  const auto text = run({"plan", "scenarios/b.json", "--no-thresholds", "--set",
+                         "/plan={\"dp\": 64, \"zero\": 3, \"recompute\": \"selective\", "
+                         "\"flash_attention\": true, \"grad_accum\": 8}",
+                         "--set", "/workload/zero3_collectives_per_layer=12", "--set",
+                         "/workload/zero3_blocking_gathers=true"});
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("in 12 collectives per layer") &&
+                           Catch::Contains("the gathers block") &&
+                           Catch::Contains("hides down to no bandwidth (its gathers block)"));
 }
 
 TEST_CASE("memory reproduces scenario B's ledger from the file", "[cli][answer-key][B]") {

@@ -255,7 +255,7 @@ TEST_CASE("loader: unknown keys, with and without a suggestion", "[loader][error
         "a.json: /workload/batch: not a key of a training workload; expected one of: kind, "
         "global_batch_tokens, micro_batch, step_time_per_micro_batch, bytes_per_param, "
         "tp_comm_overlap, pp_comm_overlap, tables_in_pipeline_split, fused_cross_entropy, "
-        "zero3_live_parameters");
+        "zero3_live_parameters, zero3_collectives_per_layer, zero3_blocking_gathers");
 }
 
 TEST_CASE("loader: integers reject fractions, negatives, zero and huge values",
@@ -572,4 +572,26 @@ TEST_CASE("loader: - reads standard input", "[loader][file]") {
         "<stdin>: /model: expected an object with keys layers, hidden, heads, kv_heads, "
         "ffn_hidden, gated_mlp, vocab, tied_embeddings, dropout, seq_len, params, precision, "
         "head_dim, moe, mla, mtp_layers, got 1");
+}
+
+TEST_CASE("loader: ZeRO-3's collectives per layer and blocking gathers", "[loader][zero3]") {
+  // The workload's settings reach every plan, the pinned one included.
+  auto doc = base_with({"/workload/zero3_collectives_per_layer=12",
+                        "/workload/zero3_blocking_gathers=true"});
+  doc["plan"] = {{"dp", 64}, {"zero", 3}};
+  const planner::Scenario s = planner::load_scenario(doc, "a.json");
+  CHECK(s.workload.training.zero3_collectives_per_layer == 12);
+  CHECK(s.workload.training.zero3_blocking_gathers);
+  REQUIRE(s.plan);
+  CHECK(s.plan->zero3_collectives_per_layer == 12);
+  CHECK(s.plan->zero3_blocking_gathers);
+  // Out of range or of the wrong type: one line naming the key and what it takes.
+  CHECK(error_with({"/workload/zero3_collectives_per_layer=0"}) ==
+        "a.json: /workload/zero3_collectives_per_layer: expected a positive integer, got 0");
+  CHECK_THAT(error_with({"/workload/zero3_collectives_per_layer=2000"}),
+             Catch::StartsWith("a.json: /workload/zero3_collectives_per_layer:") &&
+                 Catch::Contains("1024"));
+  CHECK_THAT(error_with({"/workload/zero3_blocking_gathers=1"}),
+             Catch::StartsWith("a.json: /workload/zero3_blocking_gathers:") &&
+                 Catch::Contains("true or false"));
 }

@@ -453,3 +453,41 @@ TEST_CASE("a causal flash kernel computes the blocks on and below the diagonal",
   CHECK(model_flops_per_sequence(m) - executed_model_flops_per_sequence(m, p) ==
         Approx(12.0 * square * 2016.0 / 4096.0));
 }
+
+TEST_CASE("ZeRO-3 per parameter tensor, with blocking gathers, by hand", "[data_parallel][zero3]") {
+  // Scenario A's 8B (32 layers; 16e9 B of bf16 gradient), dp = 8 inside one node (300 GB/s,
+  // 5 us per hop), windows of 1 s forward and 2 s backward, one micro-batch.
+  const Model m = answer_key::model_a();
+  Cluster c;
+  c.nodes = 1;
+  c.gpus_per_node = 8;
+  c.tiers = {Tier{300e9, 5e-6, 8, true, "intra_node"}, Tier{50e9, 15e-6, 0, false, "inter_node"}};
+  Plan p;
+  p.dp = 8;
+  p.zero = 3;
+  // One bucket per layer: each of the three buffers is 32 ring collectives over 8 ranks,
+  // 7/8 · 16e9 / 300e9 = 46.667 ms of wire and 32 · 7 · 5 us = 1.12 ms of latency.
+  const DataParallelTraffic layer = data_parallel_traffic(m, c, p, 1.0, 2.0);
+  CHECK(layer.comm_seconds == Approx(3 * (46.6667e-3 + 1.12e-3)).epsilon(1e-5));
+  // DeepSpeed 2021: 12 collectives per layer (one per parameter tensor), 384 per buffer, each
+  // paying 7 · 5 us: 46.667 ms + 13.44 ms per buffer.
+  p.zero3_collectives_per_layer = 12;
+  const DataParallelTraffic tensors = data_parallel_traffic(m, c, p, 1.0, 2.0);
+  const double buffer = 46.6667e-3 + 384 * 35e-6;
+  const double bucket = 46.6667e-3 / 384 + 35e-6;
+  CHECK(tensors.comm_seconds == Approx(3 * buffer).epsilon(1e-5));
+  // Overlapped, the windows hide all but the first forward and the last backward buckets.
+  CHECK(tensors.exposed_seconds == Approx(3 * bucket).epsilon(1e-5));
+  // Blocking: both gathers run between the kernels, in full; the reduce-scatter still hides
+  // behind the backward but for its last bucket.
+  p.zero3_blocking_gathers = true;
+  const DataParallelTraffic blocking = data_parallel_traffic(m, c, p, 1.0, 2.0);
+  CHECK(blocking.exposed_seconds == Approx(2 * buffer + bucket).epsilon(1e-5));
+  // Other stages ignore both settings: ZeRO-2's buckets stay one layer each.
+  p.zero = 2;
+  Plan plain = p;
+  plain.zero3_collectives_per_layer = 1;
+  plain.zero3_blocking_gathers = false;
+  CHECK(data_parallel_traffic(m, c, p, 1.0, 2.0).exposed_seconds ==
+        data_parallel_traffic(m, c, plain, 1.0, 2.0).exposed_seconds);
+}

@@ -135,6 +135,11 @@ struct DpFacts {
   double tier_bandwidth = 0;
   bool edge_buckets_only = false;  ///< only the first and last buckets are exposed
   double processor_usage = 0;      ///< the tier's share of the GPU a hidden bucket takes
+  /// Multi-rail only: the bus bandwidth of the group's rings, min(node fabric, ranks per node
+  /// × the tier's per-GPU rate) (collectives.hpp multi_rail_cost); 0 otherwise.
+  double rail_bandwidth = 0;
+  std::int64_t collectives_per_layer = 1;  ///< ZeRO-3's (Plan::zero3_collectives_per_layer)
+  bool blocking_gathers = false;           ///< ZeRO-3's gathers block (no overlap)
   /// ZeRO-3 only: the buffers of one micro-batch at line rate against its dense compute.
   double fsdp_bytes_per_micro_batch = 0;
   double fsdp_wire_seconds = 0;

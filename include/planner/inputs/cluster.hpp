@@ -32,10 +32,10 @@ struct Tier {
   /// free overlap, a GPU given by numbers; a catalog GPU's fabric gives it.
   double processor_usage = 0;
   /// A group with several ranks in each node may run its all-reduce, reduce-scatter and
-  /// all-gather in two levels over this tier, the node's fabric inside and every rank's own
-  /// share of this tier across (NCCL's multi-rail rings and hierarchical algorithms;
-  /// collectives.hpp hierarchical_collective). false: flat only, every collective at one
-  /// GPU's share of this tier (the worked scenarios' stated ring model, docs/model.md §4).
+  /// all-gather node-aware across this tier, as NCCL does: a ring or tree with one channel per
+  /// NIC, so the node's ranks cross on their own rails at once (collectives.hpp
+  /// multi_rail_collective). false: flat only, every collective at one GPU's share of this
+  /// tier (the worked scenarios' stated ring model, docs/model.md §4).
   bool hierarchical = true;
 };
 
@@ -66,10 +66,6 @@ struct Cluster {
   Gpu gpu;
   /// Innermost first; at least two (the node and the network).
   std::vector<Tier> tiers{Tier{0, 0, 0, true, "intra_node"}, Tier{0, 0, 0, false, "inter_node"}};
-  /// The search's ideal network (search/enumerate.hpp ideal_network): one node of every GPU
-  /// standing in for every placement at once, so a data-parallel collective takes the floor of
-  /// its two-level cost over every split (collectives.hpp hierarchical_floor).
-  bool every_placement = false;
 
   [[nodiscard]] Tier& node_tier() noexcept { return tiers.front(); }
   [[nodiscard]] const Tier& node_tier() const noexcept { return tiers.front(); }

@@ -75,6 +75,11 @@ struct Plan {
   /// --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split; Llama 3,
   /// arXiv 2407.21783, §3.3.2): activations.hpp stage_layers. Only with pp > 1.
   bool tables_in_pipeline_split = false;
+  /// ZeRO-3's collectives per layer and whether its gathers block (step_time.hpp
+  /// fill_sharded_state_traffic); set for every candidate by the workload's settings of the
+  /// same names (inputs/workload.hpp).
+  std::int64_t zero3_collectives_per_layer = 1;
+  bool zero3_blocking_gathers = false;
   Placement placement = default_placement;
 };
 

@@ -35,6 +35,14 @@ struct Training {
   /// (the worked solution's "two buffers"; FSDP's current and next unit). memory.hpp
   /// zero3_gathered_params.
   double zero3_live_parameters = 0;
+  /// ZeRO-3: collectives each layer's all-gather and reduce-scatter is issued as. 1: one
+  /// bucket per layer (FSDP's unit, Megatron-LM's buckets); DeepSpeed's stage 3 of 2021
+  /// gathers and reduces each parameter tensor on its own (partition_parameters.py
+  /// _allgather_param, _reduce_scatter_gradient), 12 per layer of Megatron's GPT (Plan).
+  std::int64_t zero3_collectives_per_layer = 1;
+  /// ZeRO-3: the host synchronizes the device before each gather (DeepSpeed 2021's
+  /// _allgather_param calls torch.cuda.synchronize()), so no gather overlaps compute (Plan).
+  bool zero3_blocking_gathers = false;
 };
 
 /// How the KV cache is laid out when tp exceeds the KV heads (docs/model.md §8.3): each rank

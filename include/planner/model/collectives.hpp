@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -15,7 +16,7 @@
 namespace planner {
 
 enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, point_to_point };
-enum class Algorithm { ring, tree, one_shot, pairwise, direct, hierarchical };
+enum class Algorithm { ring, tree, one_shot, pairwise, direct, multi_rail_ring, multi_rail_tree };
 
 [[nodiscard]] constexpr std::string_view to_string(Collective c) noexcept {
   switch (c) {
@@ -35,7 +36,8 @@ enum class Algorithm { ring, tree, one_shot, pairwise, direct, hierarchical };
     case Algorithm::one_shot: return "one-shot";
     case Algorithm::pairwise: return "pairwise";
     case Algorithm::direct: return "direct";
-    case Algorithm::hierarchical: return "hierarchical";
+    case Algorithm::multi_rail_ring: return "multi-rail ring";
+    case Algorithm::multi_rail_tree: return "multi-rail tree";
   }
   return "ring";
 }
@@ -113,7 +115,8 @@ struct CollectiveCost {
       c.wire_seconds = (n - 1.0) / n * bytes * per_byte;
       break;
     case Algorithm::direct:
-    case Algorithm::hierarchical:  // two tiers: hierarchical_collective
+    case Algorithm::multi_rail_ring:  // two tiers: multi_rail_collective
+    case Algorithm::multi_rail_tree:
       c.latency_seconds = alpha;
       c.wire_seconds = bytes * per_byte;
       break;
@@ -151,93 +154,108 @@ inline constexpr std::array<Algorithm, 5> all_algorithms{
   return cheapest_collective(op, ranks, bytes, tier, tier.peer_memory);
 }
 
-/// Two-level collective over a group of `ranks` ranks, `inside` of them in each domain of
-/// the `inner` tier (the node), the domains joined by `outer`: NCCL's hierarchical path and
-/// its multi-rail rings (NCCL src/graph/tuning.cc: an inter-node ring's bus bandwidth is its
-/// channels × the NIC's speed, one channel per NIC, so a node's `inside` ranks cross the
-/// network on `inside` NICs at once). An all-reduce is an intra-domain reduce-scatter, an
-/// all-reduce of each rank's 1/inside share across the domains (every rank on its own rail,
-/// with the outer tier's per-GPU bandwidth), and an intra-domain all-gather (docs/model.md §4);
-/// a reduce-scatter the first two phases, an all-gather the last two. Each phase takes its
-/// tier's cheapest algorithm. Only for all-reduce, all-gather and reduce-scatter, and only
-/// when 1 < inside < ranks and `inside` divides `ranks`; otherwise the flat cost on `outer`
-/// (hierarchical_collective below). has_two_levels says which collectives have the form,
-/// splits_in_two whether a split has it.
-[[nodiscard]] inline bool has_two_levels(Collective op) noexcept {
+/// Node-aware (multi-rail) collectives over a group of `ranks` ranks, `inside` of them in each
+/// domain of the `inner` tier (the node), the domains joined by `outer`, as NCCL builds them
+/// across nodes (src/graph/tuning.cc, ncclTopoTuneModel): a ring or tree runs one channel
+/// per NIC, so the busBw of an inter-node ring is nChannels × the NIC's speed and a node's
+/// `inside` ranks cross the network on `inside` rails at once, each at the tier's per-GPU
+/// bandwidth; every rank still moves the whole ring's bytes over the node's fabric, so the
+/// bus bandwidth is min(B_inside, inside · B_outer). Latency as NCCL's tuner counts it:
+/// - ring: (nsteps − nInterSteps) intra-node steps + nInterSteps inter-node ones, nsteps =
+///   n − 1 for reduce-scatter and all-gather and 2(n − 1) for all-reduce, nInterSteps = o − 1
+///   or 2(o − 1) over o = n / inside nodes; wire (n − 1)/n · M (twice for all-reduce) at the
+///   bus bandwidth;
+/// - tree (all-reduce only): 2((inside − 1) intra + ⌈log2 o⌉ inter) latencies, an intra-node
+///   chain and a tree over the nodes; wire 2M at the bus bandwidth (NCCL's tree algbw is half
+///   its busBw).
+/// Only for all-reduce, all-gather and reduce-scatter, and only when 1 < inside < ranks and
+/// `inside` divides `ranks` (has_rails); otherwise the flat cost on `outer`, every collective
+/// at one GPU's share (multi_rail_collective below).
+[[nodiscard]] constexpr bool is_multi_rail(Algorithm a) noexcept {
+  return a == Algorithm::multi_rail_ring || a == Algorithm::multi_rail_tree;
+}
+
+[[nodiscard]] inline bool has_multi_rail_form(Collective op) noexcept {
   return op == Collective::all_reduce || op == Collective::all_gather ||
          op == Collective::reduce_scatter;
 }
 
-[[nodiscard]] inline bool splits_in_two(Collective op, std::int64_t ranks,
-                                        std::int64_t inside) noexcept {
-  return has_two_levels(op) && inside > 1 && inside < ranks && ranks % inside == 0;
+[[nodiscard]] inline bool has_rails(Collective op, std::int64_t ranks,
+                                    std::int64_t inside) noexcept {
+  return has_multi_rail_form(op) && inside > 1 && inside < ranks && ranks % inside == 0;
 }
 
-/// The two levels' cost, for a split that splits_in_two accepts.
-[[nodiscard]] inline CollectiveCost two_level_cost(Collective op, std::int64_t ranks,
-                                                   std::int64_t inside, double bytes,
-                                                   const Tier& inner, const Tier& outer) noexcept {
-  const std::int64_t domains = ranks / inside;
-  const double share = bytes / static_cast<double>(inside);
-  CollectiveCost c;
-  c.algorithm = Algorithm::hierarchical;
-  auto add = [&](const CollectiveCost& phase) {
-    c.latency_seconds += phase.latency_seconds;
-    c.wire_seconds += phase.wire_seconds;
-  };
-  // The phases inside are rings (the only reduce-scatter and all-gather, available()).
-  if (op != Collective::all_gather) {
-    add(collective_cost(Collective::reduce_scatter, Algorithm::ring, inside, bytes, inner));
-  }
-  add(cheapest_collective(op, domains, share, outer));
-  if (op != Collective::reduce_scatter) {
-    add(collective_cost(Collective::all_gather, Algorithm::ring, inside, bytes, inner));
-  }
-  return c;
+/// The node's bus bandwidth for a group with `inside` ranks in it: min(B_inside, inside ·
+/// B_outer) (the ring's every rank moves all of its bytes over the node's fabric).
+[[nodiscard]] inline double rail_bus_bandwidth(std::int64_t inside, const Tier& inner,
+                                               const Tier& outer) noexcept {
+  return std::min(inner.bandwidth_bytes_per_second,
+                  static_cast<double>(inside) * outer.bandwidth_bytes_per_second);
 }
 
-[[nodiscard]] inline CollectiveCost hierarchical_collective(Collective op, std::int64_t ranks,
-                                                            std::int64_t inside, double bytes,
-                                                            const Tier& inner,
-                                                            const Tier& outer) noexcept {
-  if (!splits_in_two(op, ranks, inside)) return cheapest_collective(op, ranks, bytes, outer);
-  return two_level_cost(op, ranks, inside, bytes, inner, outer);
+/// The multi-rail ring, for a split that has_rails accepts.
+[[nodiscard]] inline CollectiveCost multi_rail_ring_cost(Collective op, std::int64_t ranks,
+                                                         std::int64_t inside, double bytes,
+                                                         const Tier& inner,
+                                                         const Tier& outer) noexcept {
+  const double n = static_cast<double>(ranks);
+  const double o = static_cast<double>(ranks / inside);
+  const double passes = op == Collective::all_reduce ? 2.0 : 1.0;
+  CollectiveCost ring;
+  ring.algorithm = Algorithm::multi_rail_ring;
+  ring.latency_seconds =
+      passes * ((n - o) * inner.latency_seconds + (o - 1.0) * outer.latency_seconds);
+  ring.wire_seconds = passes * (n - 1.0) / n * bytes / rail_bus_bandwidth(inside, inner, outer);
+  return ring;
 }
 
-/// A floor under hierarchical_collective over every split of `ranks` into domains, both
-/// levels on `tier`: the search's pruning bound, which must hold for every placement
-/// (search/enumerate.hpp ideal_network). Wire: the flat ring's, since the two levels' wire
-/// times sum to it (reduce-scatter (i−1)/i·M, then (o−1)/o·M/i: (n−1)/n·M in all) or exceed
-/// it (a tree outside). Latency: the ring phases count i + o − 2 ≥ 2√n − 2 hops each way (i·o
-/// = n); a tree outside (all-reduce) i − 1 + ⌈log2 o⌉ ≥ ⌈log2 n⌉, since i − 1 ≥ ⌈log2 i⌉; a
-/// one-shot outside (a tier with peer memory) 2(i − 1) + 1 ≥ 3 latencies, with wire
-/// (2(i − 1) + o − 1)/i · M ≥ 2(n − 1)/n · M, as (o − 1)(o − 2) ≥ 0.
-[[nodiscard]] inline CollectiveCost hierarchical_floor(Collective op, std::int64_t ranks,
-                                                       double bytes, const Tier& tier) noexcept {
-  const CollectiveCost flat = cheapest_collective(op, ranks, bytes, tier);
-  if (ranks < 4 || !has_two_levels(op)) return flat;  // no split of 2 or 3 ranks has two levels
-  CollectiveCost c = collective_cost(op, Algorithm::ring, ranks, bytes, tier);
-  c.algorithm = Algorithm::hierarchical;
-  const double hops = 2.0 * std::sqrt(static_cast<double>(ranks)) - 2.0;
-  double all_reduce_hops = 2.0 * std::min(hops, tree_depth(ranks));
-  if (tier.peer_memory) all_reduce_hops = std::min(all_reduce_hops, 3.0);
-  c.latency_seconds =
-      (op == Collective::all_reduce ? all_reduce_hops : hops) * tier.latency_seconds;
-  return c.seconds() < flat.seconds() ? c : flat;
+/// The multi-rail tree all-reduce, for a split that has_rails accepts.
+[[nodiscard]] inline CollectiveCost multi_rail_tree_cost(std::int64_t ranks, std::int64_t inside,
+                                                         double bytes, const Tier& inner,
+                                                         const Tier& outer) noexcept {
+  CollectiveCost tree;
+  tree.algorithm = Algorithm::multi_rail_tree;
+  tree.latency_seconds = 2.0 * (static_cast<double>(inside - 1) * inner.latency_seconds +
+                                tree_depth(ranks / inside) * outer.latency_seconds);
+  tree.wire_seconds = 2.0 * bytes / rail_bus_bandwidth(inside, inner, outer);
+  return tree;
+}
+
+/// The cheaper of the multi-rail ring and (all-reduce) tree, for a split that has_rails
+/// accepts; ties go to the ring.
+[[nodiscard]] inline CollectiveCost multi_rail_cost(Collective op, std::int64_t ranks,
+                                                    std::int64_t inside, double bytes,
+                                                    const Tier& inner,
+                                                    const Tier& outer) noexcept {
+  const CollectiveCost ring = multi_rail_ring_cost(op, ranks, inside, bytes, inner, outer);
+  if (op != Collective::all_reduce) return ring;
+  const CollectiveCost tree = multi_rail_tree_cost(ranks, inside, bytes, inner, outer);
+  return tree.seconds() < ring.seconds() ? tree : ring;
+}
+
+[[nodiscard]] inline CollectiveCost multi_rail_collective(Collective op, std::int64_t ranks,
+                                                          std::int64_t inside, double bytes,
+                                                          const Tier& inner,
+                                                          const Tier& outer) noexcept {
+  if (!has_rails(op, ranks, inside)) return cheapest_collective(op, ranks, bytes, outer);
+  return multi_rail_cost(op, ranks, inside, bytes, inner, outer);
 }
 
 /// The cost of a data-parallel collective over a group of `ranks`, `inside` of them in each
-/// node: the cheaper of the flat collective on `outer` and, where `outer` allows it, the
-/// two-level one (NCCL's tuner picks by the same estimate); ties go to the flat one.
-/// `every_placement` (the search's ideal network) takes hierarchical_floor instead.
+/// node: the cheaper of the flat collective on `outer` and, where `outer` allows it
+/// (Tier::hierarchical), the multi-rail one (NCCL's tuner picks by the same estimate); ties
+/// go to the flat one. The search's pruning needs no floor of its own: on its ideal network
+/// (search/enumerate.hpp), one tier with the larger bandwidth B and the smaller latency α,
+/// the flat collective is below both forms on the real tiers, since min(B_inside,
+/// inside · B_outer) ≤ B, the ring's steps are n − 1 either way, and the tree's
+/// (inside − 1) + ⌈log2 o⌉ ≥ ⌈log2 inside⌉ + ⌈log2 o⌉ ≥ ⌈log2 n⌉.
 [[nodiscard, gnu::always_inline]] inline CollectiveCost group_collective(
     Collective op, std::int64_t ranks, std::int64_t inside, double bytes, const Tier& inner,
-    const Tier& outer, bool every_placement) noexcept {
-  if (every_placement) return hierarchical_floor(op, ranks, bytes, outer);
+    const Tier& outer) noexcept {
   const CollectiveCost flat = cheapest_collective(op, ranks, bytes, outer);
-  if (!outer.hierarchical || !splits_in_two(op, ranks, inside)) return flat;
-  const CollectiveCost two = two_level_cost(op, ranks, inside, bytes, inner, outer);
-  return two.seconds() < flat.seconds() ? two : flat;
+  if (!outer.hierarchical || !has_rails(op, ranks, inside)) return flat;
+  const CollectiveCost rails = multi_rail_cost(op, ranks, inside, bytes, inner, outer);
+  return rails.seconds() < flat.seconds() ? rails : flat;
 }
 
 }  // namespace planner

@@ -26,7 +26,7 @@ namespace planner {
 /// The data-parallel (gradient and ZeRO) traffic of one optimizer step.
 struct DataParallelTraffic {
   std::int64_t ranks = 1;       ///< dp · cp ranks holding the same weights
-  std::int64_t ranks_per_node = 1;  ///< of them in one node: a two-level collective's split
+  std::int64_t ranks_per_node = 1;  ///< of them in one node: the rails a multi-rail collective uses
   std::size_t tier = 0;         ///< which tier the group pays (cluster.hpp)
   bool inside_node = true;      ///< tier 0
   double gradient_bytes = 0;    ///< the bf16 gradient (= gathered parameter) buffer per rank
@@ -140,14 +140,13 @@ struct TrainingTime {
   return std::max<std::int64_t>(1, held / std::max<std::int64_t>(1, differ));
 }
 
-/// One collective of a sharded-state group (fill_sharded_state_traffic): flat or two-level
+/// One collective of a sharded-state group (fill_sharded_state_traffic): flat or multi-rail
 /// on the group's tier, the node inside. Always inlined, as cheapest_collective is
 /// (collectives.hpp): its `op` is a constant at every call.
 [[nodiscard, gnu::always_inline]] inline CollectiveCost sharded_collective(
     Collective op, const DataParallelTraffic& t, std::int64_t inside, const Cluster& c,
     double bytes) noexcept {
-  return group_collective(op, t.ranks, inside, bytes, c.tiers[0], c.tiers[t.tier],
-                          c.every_placement);
+  return group_collective(op, t.ranks, inside, bytes, c.tiers[0], c.tiers[t.tier]);
 }
 
 /// Data-parallel traffic per ZeRO stage (Rajbhandari et al. 2020 §7, Table 1 and §5):
@@ -160,7 +159,7 @@ struct TrainingTime {
 ///   every backward: 3 buffers per micro-batch (the worked solution's 3·Ψ).
 /// The traffic of `ranks` ranks sharding the state of `params` parameters per rank, `inside`
 /// of them in a node, on the dp·cp group's tier (data_parallel_traffic,
-/// expert_data_parallel_traffic below); each collective the cheaper of flat and two-level
+/// expert_data_parallel_traffic below); each collective the cheaper of flat and multi-rail
 /// (collectives.hpp group_collective).
 /// Fills `t`, which must be zero (a member of a fresh TrainingTime: filling it in place
 /// spares the step-time function a copy, issue 8's speed bound).
@@ -177,8 +176,13 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
   const Tier& tier = c.tiers[t.tier];
   t.gradient_bytes = bytes_of(m.precision.gradients) * params;
   if (t.ranks <= 1) return;
-  // One bucket per layer of the stage; comm_seconds pays each bucket's latency.
-  const double buckets = static_cast<double>(stage_layers(m, p));
+  // One bucket per layer of the stage; comm_seconds pays each bucket's latency. ZeRO-3 may
+  // issue a layer as several collectives (Plan::zero3_collectives_per_layer: DeepSpeed's
+  // stage 3 of 2021 gathers each parameter tensor alone), each a bucket that pays it.
+  const double per_layer =
+      p.zero == 3 ? static_cast<double>(std::max<std::int64_t>(1, p.zero3_collectives_per_layer))
+                  : 1.0;
+  const double buckets = static_cast<double>(stage_layers(m, p)) * per_layer;
   const double bucket_bytes = t.gradient_bytes / buckets;
   const double n = static_cast<double>(p.grad_accum);
   const double share = static_cast<double>(t.ranks - 1) / static_cast<double>(t.ranks);
@@ -238,9 +242,14 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
       t.collectives_per_step = 3.0 * n;
       t.comm_seconds = n * (2.0 * ag + rs);
       t.whole_buffer_seconds = n * (2.0 * ag_whole + rs_whole);
+      // Blocking gathers (Plan::zero3_blocking_gathers: DeepSpeed 2021 synchronizes the
+      // device before each) run between the kernels, never beside them; the reduce-scatters
+      // still hide behind the backward.
       t.exposed_seconds =
-          n * (exposed_seconds(ag, ag_bucket, forward_seconds) +
-               exposed_seconds(ag + rs, ag_bucket + rs_bucket, backward_seconds));
+          p.zero3_blocking_gathers
+              ? n * (2.0 * ag + exposed_seconds(rs, rs_bucket, backward_seconds))
+              : n * (exposed_seconds(ag, ag_bucket, forward_seconds) +
+                     exposed_seconds(ag + rs, ag_bucket + rs_bucket, backward_seconds));
       t.bytes_per_step = 3.0 * n * t.gradient_bytes;
       break;
   }
