@@ -25,7 +25,8 @@ inline constexpr NumberRule imbalance_factor{1, false, 1e3,
 Moe read_moe(const json& v, const Model& m, const std::string& origin) {
   const Object o(v, "/model/moe", origin,
                  {"experts", "top_k", "expert_ffn_hidden", "shared_experts", "layer_freq",
-                  "first_dense_layers", "capacity_factor", "imbalance", "overlap_all_to_all"});
+                  "first_dense_layers", "capacity_factor", "imbalance", "overlap_all_to_all",
+                  "shared_expert_overlap"});
   Moe e;
   e.experts = o.integer("experts", expert_count);
   e.top_k = o.integer("top_k", expert_count);
@@ -36,6 +37,7 @@ Moe read_moe(const json& v, const Model& m, const std::string& origin) {
   e.capacity_factor = o.maybe_number("capacity_factor", capacity).value_or(0);
   e.imbalance = o.maybe_number("imbalance", imbalance_factor).value_or(1.0);
   e.overlap_all_to_all = o.flag("overlap_all_to_all", false);
+  e.shared_expert_overlap = o.flag("shared_expert_overlap", false);
   if (e.top_k > e.experts) {
     o.fail_at("top_k", fmt::format("top_k ({}) must not exceed experts ({}); each token is "
                                    "routed to top_k distinct experts",

@@ -376,14 +376,23 @@ TEST_CASE("MLA caches the kv latent and the RoPE key: 70 KB per token for DeepSe
   CHECK(kv_bytes_per_token(m, p, KvSharding::batch) == Approx(576.0 * 61 * 2 / 8));
 }
 
-TEST_CASE("Overlapping the all-to-all hides it behind another micro-batch's compute", "[moe]") {
-  json doc = scenario_doc({{"preset", "mixtral-8x7b"}, {"seq_len", 4096}}, 2);
-  Scenario s = load(doc);
+namespace {
+/// Mixtral's experts over 8 ranks of a 16-way data-parallel group, selective recompute with
+/// tiled attention: the plan the all-to-all overlap cases below time.
+Plan mixtral_ep8() {
   Plan p;
   p.dp = 16;
   p.ep = 8;
   p.recompute = Recompute::selective;
   p.flash_attention = true;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("Overlapping the all-to-all hides it behind another micro-batch's compute", "[moe]") {
+  json doc = scenario_doc({{"preset", "mixtral-8x7b"}, {"seq_len", 4096}}, 2);
+  Scenario s = load(doc);
+  Plan p = mixtral_ep8();
   const TrainingTime plain = training_time(s.model, s.cluster, p, 400e12);
   s.model.moe.overlap_all_to_all = true;
   const TrainingTime overlapped = training_time(s.model, s.cluster, p, 400e12);
@@ -395,6 +404,53 @@ TEST_CASE("Overlapping the all-to-all hides it behind another micro-batch's comp
   p.recompute = Recompute::full;  // Megatron-LM refuses the overlap with full recompute
   const TrainingTime full = training_time(s.model, s.cluster, p, 400e12);
   CHECK(full.ep.exposed_seconds == full.ep.seconds);
+}
+
+TEST_CASE("Shared experts beside the all-to-alls hide them up to their GEMMs' time, by hand",
+          "[moe]") {
+  // Megatron-LM --moe-shared-expert-overlap: the dispatch beside the shared fc1 (2/3 of a
+  // gated expert's FLOPs), the combine beside fc2 (1/3), backward at twice the FLOPs. With an
+  // all-to-all of 3 ms and a shared forward of 3 ms: forward max(0, 3 − 2) + max(0, 3 − 1) =
+  // 3 ms, backward max(0, 3 − 4) + max(0, 3 − 2) = 1 ms: 4 ms per MoE layer, 8 ms over 2
+  // layers, against 4 × 3 ms × 2 = 24 ms exposed without it.
+  Model m;
+  m.gated_mlp = true;
+  m.moe.experts = 8;
+  m.moe.top_k = 2;
+  m.moe.shared_experts = 1;
+  m.moe.shared_expert_overlap = true;
+  ExpertTraffic t;
+  t.layers = 2;
+  t.all_to_all.wire_seconds = 3e-3;
+  t.seconds = 4 * 3e-3 * 2;
+  Plan p;
+  CHECK(exposed_all_to_all_seconds(m, p, t, 1.0, 3e-3) == Approx(8e-3));
+  // Full recompute runs the forward pair twice: (3 + 3 + 1) ms per layer.
+  p.recompute = Recompute::full;
+  CHECK(exposed_all_to_all_seconds(m, p, t, 1.0, 3e-3) == Approx(14e-3));
+  // Without a shared expert, or without the option, nothing is hidden.
+  p.recompute = Recompute::none;
+  m.moe.shared_expert_overlap = false;
+  CHECK(exposed_all_to_all_seconds(m, p, t, 1.0, 3e-3) == Approx(24e-3));
+  // Both overlaps: what the shared experts leave, another micro-batch's compute may hide.
+  m.moe.shared_expert_overlap = true;
+  m.moe.overlap_all_to_all = true;
+  CHECK(exposed_all_to_all_seconds(m, p, t, 5e-3, 3e-3) == Approx(3e-3));
+  // In the step: Mixtral with one shared expert (3 · 4096 · 14336 = 176,160,768 parameters)
+  // at 4096 tokens, tp = cp = 1, 400 TFLOP/s: F = 2 · 176160768 · 4096 / 400e12 = 3.6078 ms.
+  json doc = scenario_doc({{"preset", "mixtral-8x7b"}, {"seq_len", 4096}}, 2);
+  doc["model"]["moe"] = {{"experts", 8}, {"top_k", 2}, {"shared_experts", 1},
+                         {"shared_expert_overlap", true}};
+  Scenario s = load(doc);
+  const Plan q = mixtral_ep8();
+  const TrainingTime with = training_time(s.model, s.cluster, q, 400e12);
+  const double a = with.ep.all_to_all.seconds();
+  const double f = 2.0 * 176160768.0 * 4096 / 400e12;
+  auto left = [](double x) { return std::max(0.0, x); };
+  const double per_layer = left(a - 2 * f / 3) + left(a - f / 3) + left(a - 4 * f / 3) +
+                           left(a - 2 * f / 3);
+  CHECK(with.ep.exposed_seconds == Approx(32 * per_layer).epsilon(1e-9));
+  CHECK(with.ep.exposed_seconds < with.ep.seconds);
 }
 
 // ---- Expert tensor parallelism other than tp (Megatron-LM --expert-tensor-parallel-size):

@@ -22,6 +22,10 @@ struct Moe {
   /// The framework overlaps each micro-batch's token all-to-all with another micro-batch's
   /// compute (DeepSeek-V3's DualPipe; Megatron-LM's overlap_moe_expert_parallel_comm).
   bool overlap_all_to_all = false;
+  /// The framework runs the shared experts beside the token all-to-alls on a second stream
+  /// (Megatron-LM --moe-shared-expert-overlap: the shared fc1 during the dispatch, fc2
+  /// during the combine; moe/token_dispatcher.py, moe/shared_experts.py).
+  bool shared_expert_overlap = false;
 };
 
 /// Multi-head latent attention (DeepSeek-AI 2024, arXiv 2405.04434, §2.1): queries and keys/

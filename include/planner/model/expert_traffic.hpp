@@ -111,16 +111,42 @@ struct EpExchange {
   return t;
 }
 
+/// With `shared_expert_overlap` (Megatron-LM --moe-shared-expert-overlap) each all-to-all
+/// runs beside a shared-expert GEMM on another stream: the dispatch beside fc1 (gate and up
+/// projections, 2/3 of a gated expert's FLOPs, 1/2 of an ungated one's), the combine beside
+/// fc2, the backward's pair beside the same GEMMs' gradients (twice the forward's FLOPs), and
+/// full recompute's second forward beside the forward's. Each hides up to its GEMM's time:
+/// what one all-to-all of `a` seconds leaves exposed beside a GEMM of `g` is max(0, a − g).
+/// `shared_forward_seconds`: one MoE layer's shared experts' forward on this GPU.
+[[nodiscard]] inline double shared_overlap_exposed_seconds(const Model& m, const Plan& p,
+                                                           const ExpertTraffic& t,
+                                                           double shared_forward_seconds) noexcept {
+  const double a = t.all_to_all.seconds();
+  const double fc1 = m.gated_mlp ? 2.0 / 3.0 : 0.5;
+  auto pass = [&](double gemm_seconds) {
+    return std::max(0.0, a - fc1 * gemm_seconds) + std::max(0.0, a - (1.0 - fc1) * gemm_seconds);
+  };
+  const double forwards = p.recompute == Recompute::full ? 2.0 : 1.0;
+  return static_cast<double>(t.layers) *
+         (forwards * pass(shared_forward_seconds) + pass(2.0 * shared_forward_seconds));
+}
+
 /// With `overlap_all_to_all`, a micro-batch's all-to-alls run while another micro-batch
 /// computes (the 1F1B steady state pairs one forward with one backward; DeepSeek-AI 2024,
 /// arXiv 2412.19437, §3.2.1, DualPipe): what exceeds one micro-batch's compute stays exposed.
 /// Megatron-LM refuses the overlap with full recompute (transformer_config.py: "disable full
 /// recomputation when enabling overlap_moe_expert_parallel_comm"), so it is then all exposed.
+/// With shared experts overlapped as well, what they leave exposed is what the other
+/// micro-batch's compute may hide.
 [[nodiscard]] inline double exposed_all_to_all_seconds(const Model& m, const Plan& p,
                                                        const ExpertTraffic& t,
-                                                       double compute_seconds) noexcept {
-  if (!m.moe.overlap_all_to_all || p.recompute == Recompute::full) return t.seconds;
-  return std::max(0.0, t.seconds - compute_seconds);
+                                                       double compute_seconds,
+                                                       double shared_forward_seconds) noexcept {
+  const double left = m.moe.shared_expert_overlap && m.moe.shared_experts > 0
+                          ? shared_overlap_exposed_seconds(m, p, t, shared_forward_seconds)
+                          : t.seconds;
+  if (!m.moe.overlap_all_to_all || p.recompute == Recompute::full) return left;
+  return std::max(0.0, left - compute_seconds);
 }
 
 }  // namespace planner

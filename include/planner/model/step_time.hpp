@@ -520,10 +520,18 @@ inline void add_pipeline(const Model& m, const Cluster& c, const Plan& p, const 
 
 /// Expert parallelism: the token dispatch and combine of the stage's MoE layers, exposed as
 /// far as the overlap option allows (model/expert_traffic.hpp; docs/moe.md §5).
+/// A shared expert's GEMMs are split over tp like the MLP and see the micro-batch's b·s/cp
+/// tokens: 2 · shared params / (tp · cp) · b·s FLOPs forward per MoE layer, at the compute rate.
 inline void add_expert_traffic(const Model& m, const Cluster& c, const Plan& p,
-                               const StageShape& g, TrainingTime& t) noexcept {
+                               const StageShape& g, double flops_per_second,
+                               TrainingTime& t) noexcept {
   t.ep = expert_traffic(m, c, p);
-  t.ep.exposed_seconds = exposed_all_to_all_seconds(m, p, t.ep, t.compute_seconds());
+  const double shared_forward_seconds =
+      2.0 * static_cast<double>(m.moe.shared_experts) * expert_params(m) *
+      static_cast<double>(m.seq_len) * static_cast<double>(p.micro_batch) /
+      (static_cast<double>(p.tp) * static_cast<double>(p.cp)) / flops_per_second;
+  t.ep.exposed_seconds =
+      exposed_all_to_all_seconds(m, p, t.ep, t.compute_seconds(), shared_forward_seconds);
   if (t.ep.tier == c.network_index()) t.inter_node_bytes += g.accum * t.ep.inter_node_bytes;
 }
 
@@ -579,7 +587,7 @@ inline void add_expert_traffic(const Model& m, const Cluster& c, const Plan& p,
   add_tensor_parallel(m, c, p, g, flops_per_second, t);
   add_context_parallel(m, c, p, g, t);
   add_pipeline(m, c, p, g, t);
-  if (is_moe(m)) add_expert_traffic(m, c, p, g, t);
+  if (is_moe(m)) add_expert_traffic(m, c, p, g, flops_per_second, t);
 
   t.micro_batches = p.grad_accum;
   const double slot = t.micro_batch_seconds();
