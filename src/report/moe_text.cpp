@@ -122,18 +122,28 @@ PeakMfu peak_mfu(const Context& ctx, double model_flops_per_second) {
   return out;
 }
 
-std::string mfu_text(const Context& ctx, double mfu, double model_flops_per_second) {
+double hardware_flops_per_second(const Context& ctx, const Evaluation& e) {
+  const TrainingTime& t = e.training;
+  if (!(t.step_seconds > 0)) return 0;
+  return t.global_sequences * hardware_flops_per_sequence(ctx.model, e.plan) /
+         (t.step_seconds * static_cast<double>(world_size(ctx.cluster)));
+}
+
+std::string mfu_text(const Context& ctx, double mfu, double model_flops_per_second,
+                     double hardware_flops_per_second) {
   const PeakMfu p = peak_mfu(ctx, model_flops_per_second);
   if (p.bf16_peak <= 0) return fmt::format("MFU {:.1f} %{}", 100 * mfu, bf16_mfu_note(ctx, mfu));
   const Dtype d = ctx.model.precision.compute;
+  const std::string hfu = fmt::format("; HFU {:.1f} % of the bf16 dense peak",
+                                      100 * peak_mfu(ctx, hardware_flops_per_second).bf16_peak);
   if (p.compute_peak <= 0) {
-    return fmt::format("MFU {:.1f} % of the bf16 dense peak ({:.1f} % of the effective rate)",
-                       100 * p.bf16_peak, 100 * mfu);
+    return fmt::format("MFU {:.1f} % of the bf16 dense peak ({:.1f} % of the effective rate){}",
+                       100 * p.bf16_peak, 100 * mfu, hfu);
   }
   return fmt::format(
       "MFU {:.1f} % of the bf16 dense peak, {:.1f} % of the {} peak ({:.1f} % of the effective "
-      "{} rate)",
-      100 * p.bf16_peak, 100 * p.compute_peak, to_string(d), 100 * mfu, to_string(d));
+      "{} rate){}",
+      100 * p.bf16_peak, 100 * p.compute_peak, to_string(d), 100 * mfu, to_string(d), hfu);
 }
 
 }  // namespace planner

@@ -90,6 +90,10 @@ json time_json(const Context& ctx, const Evaluation& e) {
   const PeakMfu peak = peak_mfu(ctx, t.model_flops_per_second);
   if (peak.bf16_peak > 0) j["mfu_bf16_peak"] = peak.bf16_peak;
   if (peak.compute_peak > 0) j["mfu_compute_peak"] = peak.compute_peak;
+  // HFU, against the same peaks: every FLOP the kernels run, recompute included.
+  const PeakMfu hfu = peak_mfu(ctx, hardware_flops_per_second(ctx, e));
+  if (hfu.bf16_peak > 0) j["hfu_bf16_peak"] = hfu.bf16_peak;
+  if (hfu.compute_peak > 0) j["hfu_compute_peak"] = hfu.compute_peak;
   return j;
 }
 
@@ -165,7 +169,8 @@ std::string headline(const Context& ctx, const Evaluation& e) {
   if (ctx.workload.kind == WorkloadKind::serving) return serving_headline(ctx, e);
   return fmt::format("{:.0f} tokens/s, step {}, {}, {} of {} per GPU",
                      e.training.tokens_per_second, seconds_text(e.training.step_seconds),
-                     mfu_text(ctx, e.training.mfu, e.training.model_flops_per_second),
+                     mfu_text(ctx, e.training.mfu, e.training.model_flops_per_second,
+                              hardware_flops_per_second(ctx, e)),
                      gib_text(e.memory.total_bytes()),
                      gib_text(e.memory.capacity_bytes));
 }

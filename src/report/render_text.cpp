@@ -92,7 +92,8 @@ std::string describe_time(const Context& ctx, const Evaluation& e) {
   }
   out += fmt::format("    step             {:>12}   {:.0f} sequences, {:.0f} tokens/s, {}\n",
                      seconds_text(t.step_seconds), t.global_sequences, t.tokens_per_second,
-                     mfu_text(ctx, t.mfu, t.model_flops_per_second));
+                     mfu_text(ctx, t.mfu, t.model_flops_per_second,
+                              hardware_flops_per_second(ctx, e)));
   return out;
 }
 

@@ -84,6 +84,21 @@ TEST_CASE("plan says when ZeRO-3 runs per parameter tensor with blocking gathers
                            Catch::Contains("hides down to no bandwidth (its gathers block)"));
 }
 
+TEST_CASE("plan reports HFU beside MFU against a catalog GPU's peak", "[cli][hfu]") {
+  // HFU counts MFU's model FLOPs plus the recomputation (Korthikanti et al. 2022 §6), so it is
+  // at least MFU; a GPU given by numbers has no datasheet peak and reports neither.
+  const auto r = run({"plan", "scenarios/q2-llama-3.1-70b-64-h100.json", "--no-thresholds",
+                      "--format", "json"});
+  REQUIRE(r.code == 0);
+  const json t = json::parse(r.out).at("best").at("time");
+  CHECK(t.at("hfu_bf16_peak").get<double>() >= t.at("mfu_bf16_peak").get<double>());
+  CHECK(t.at("hfu_bf16_peak").get<double>() < 1.0);
+  const auto text = run({"plan", "scenarios/q2-llama-3.1-70b-64-h100.json", "--no-thresholds"});
+  CHECK_THAT(text.out, Catch::Contains("; HFU ") && Catch::Contains(" % of the bf16 dense peak"));
+  const auto b = run({"plan", "scenarios/b.json", "--no-thresholds", "--format", "json"});
+  CHECK(!json::parse(b.out).at("best").at("time").contains("hfu_bf16_peak"));
+}
+
 TEST_CASE("memory reproduces scenario B's ledger from the file", "[cli][answer-key][B]") {
   const auto r = run({"memory", "scenarios/b.json", "--format", "json"});
   REQUIRE(r.code == 0);

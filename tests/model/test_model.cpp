@@ -491,3 +491,29 @@ TEST_CASE("ZeRO-3 per parameter tensor, with blocking gathers, by hand", "[data_
   CHECK(data_parallel_traffic(m, c, p, 1.0, 2.0).exposed_seconds ==
         data_parallel_traffic(m, c, plain, 1.0, 2.0).exposed_seconds);
 }
+
+TEST_CASE("HFU's hardware FLOPs: MFU's count plus the recomputation, by hand", "[compute][hfu]") {
+  // Korthikanti et al. 2022 §6: hardware FLOPs include the recompute. With tiled attention the
+  // backward recomputes QKᵀ, 2·s²·h per layer on the field's whole-square count: for the 8B
+  // attention shape at 8K tokens, 2 · 8192² · 4096 · 32 on top of the model FLOPs.
+  Model m = llama_8b_attention_shape();
+  Plan p;
+  p.flash_attention = true;
+  p.recompute = Recompute::selective;
+  const double square = 8192.0 * 8192.0 * 4096.0 * 32.0;
+  CHECK(hardware_flops_per_sequence(m, p) - model_flops_per_sequence(m) ==
+        Approx(2.0 * square));
+  // Unfused selective recompute re-runs the attention core: 4·s²·h per layer.
+  p.flash_attention = false;
+  CHECK(hardware_flops_per_sequence(m, p) - model_flops_per_sequence(m) ==
+        Approx(4.0 * square));
+  // Full recompute re-runs each layer's forward, 2·P_layer·s + 4·s²·h, the whole model's.
+  p.recompute = Recompute::full;
+  CHECK(hardware_flops_per_sequence(m, p) - model_flops_per_sequence(m) ==
+        Approx(32.0 * 2.0 * active_layer_params(m) * 8192.0 + 4.0 * square));
+  // Nothing recomputed: HFU's count is MFU's; the plan's split does not change it.
+  p.recompute = Recompute::none;
+  p.tp = 8;
+  p.pp = 4;
+  CHECK(hardware_flops_per_sequence(m, p) == Approx(model_flops_per_sequence(m)));
+}

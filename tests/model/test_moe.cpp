@@ -294,12 +294,13 @@ TEST_CASE("FP8 GEMMs run at the catalog's fp8 rate, MFU also against the bf16 ra
   const PeakMfu peak = peak_mfu(ctx, model_flops);
   CHECK(peak.bf16_peak == Approx(400.0 / 989.4).epsilon(1e-3));
   CHECK(peak.compute_peak == Approx(400.0 / 1978.9).epsilon(1e-3));
-  CHECK_THAT(mfu_text(ctx, 0.5, model_flops), Catch::StartsWith("MFU 40.4 % of the bf16 dense peak, 20.2 % "
+  CHECK_THAT(mfu_text(ctx, 0.5, model_flops, model_flops), Catch::StartsWith("MFU 40.4 % of the bf16 dense peak, 20.2 % "
                                                    "of the fp8 peak (50.0 % of the effective"));
   // A GPU given by numbers has no datasheet peak: MFU stays against its effective rate.
   const Context numbers = make_context(load(scenario_doc({{"preset", "mistral-7b"}, {"seq_len", 4096}})));
   CHECK(peak_mfu(numbers, 0.5 * numbers.flops_per_second).bf16_peak == 0);
-  CHECK(mfu_text(numbers, 0.5, 0.5 * numbers.flops_per_second) == "MFU 50.0 %");
+  CHECK(mfu_text(numbers, 0.5, 0.5 * numbers.flops_per_second, numbers.flops_per_second) ==
+        "MFU 50.0 %");
 }
 
 TEST_CASE("FP8 GEMMs keep their inputs in FP8 and cache FP8 weights", "[moe][fp8]") {

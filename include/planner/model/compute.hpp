@@ -89,15 +89,17 @@ inline constexpr double flash_block_tokens = 128;
 ///   tiled attention's backward recomputes QKᵀ and the softmax from the saved statistics
 ///   (Dao et al. 2022, Alg. 4), 2·b·s²·h, so FlashAttention carries that cost whatever the
 ///   recompute mode; full recompute re-runs the layer forward, 2·P_layer·D + 4·b·s²·h.
-[[nodiscard]] inline MicroBatchFlops micro_batch_flops(const Model& m, const Plan& p) noexcept {
+/// Every b·s²·h term is counted at `square_share` of itself: the kernels' share for the time
+/// model (micro_batch_flops below), 1, the field's count, for HFU.
+[[nodiscard]] inline MicroBatchFlops micro_batch_flops_at(const Model& m, const Plan& p,
+                                                         double square_share) noexcept {
   const double b = static_cast<double>(p.micro_batch);
   const double s = static_cast<double>(m.seq_len);
   const double h = attention_core_width(m);
   const double layers = static_cast<double>(stage_layers(m, p));
   const double split = static_cast<double>(p.tp) * static_cast<double>(p.cp);
   const double tokens = b * s;
-  // one b·s²·h unit of attention-core work per layer, at the share the kernel computes
-  const double core = b * s * s * h * attention_square_share(m, p);
+  const double core = b * s * s * h * square_share;  // one b·s²·h unit per layer
   MicroBatchFlops f;
   f.dense = 6.0 * stage_flop_params(m, p) * tokens / split;
   f.attention = 12.0 * core * layers / split;
@@ -123,6 +125,12 @@ inline constexpr double flash_block_tokens = 128;
   return f;
 }
 
+/// FLOPs of one micro-batch as the kernels run them: the attention square at the share they
+/// compute (attention_square_share).
+[[nodiscard]] inline MicroBatchFlops micro_batch_flops(const Model& m, const Plan& p) noexcept {
+  return micro_batch_flops_at(m, p, attention_square_share(m, p));
+}
+
 /// Model FLOPs of one sequence, without recompute (for MFU): 6·P·s + 12·s²·h·L, P the active
 /// parameters (all of them for a dense model; for MoE the ones a token uses, as DeepSeek-AI
 /// 2024, arXiv 2412.19437, counts 37B of 671B) and h the attention core's width.
@@ -140,6 +148,21 @@ inline constexpr double flash_block_tokens = 128;
   return 6.0 * (active_params(m) + mtp_head_flop_params(m)) * s +
          12.0 * s * s * attention_core_width(m) * static_cast<double>(blocks(m)) *
              attention_square_share(m, p);
+}
+
+/// Hardware FLOPs of one sequence, as the field counts them: MFU's model FLOPs (the whole
+/// attention square) plus every recomputation, activation recompute and the flash backward's
+/// QKᵀ, on the same count (Korthikanti et al. 2022 §6: HFU includes the recompute; the
+/// SC21 paper's Eq. 3 with its 4× for full recompute), over the whole model. At least MFU's
+/// count, whatever the kernels skip.
+[[nodiscard]] inline double hardware_flops_per_sequence(const Model& m, const Plan& p) noexcept {
+  Plan whole = p;  // one GPU holding the model, one sequence: the recompute of all layers
+  whole.tp = whole.cp = whole.pp = whole.ep = 1;
+  whole.etp = 0;
+  whole.virtual_stages = 1;
+  whole.micro_batch = 1;
+  whole.tables_in_pipeline_split = false;
+  return model_flops_per_sequence(m) + micro_batch_flops_at(m, whole, 1.0).recompute;
 }
 
 }  // namespace planner

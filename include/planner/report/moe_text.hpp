@@ -54,9 +54,15 @@ struct PeakMfu {
 /// `model_flops_per_second`: per GPU, counted as the field does (TrainingTime).
 [[nodiscard]] PeakMfu peak_mfu(const Context& ctx, double model_flops_per_second);
 
-/// "MFU x % of the bf16 dense peak (y % of the effective rate)" where the peak is known,
-/// else "MFU y %" against the effective rate the time model uses (with the fp8 note); `mfu`
-/// and `model_flops_per_second` as in TrainingTime.
-[[nodiscard]] std::string mfu_text(const Context& ctx, double mfu, double model_flops_per_second);
+/// Hardware FLOP/s per GPU of a training evaluation: every FLOP its kernels run, recompute
+/// included (compute.hpp hardware_flops_per_sequence), the numerator of HFU (Korthikanti et
+/// al. 2022 §6).
+[[nodiscard]] double hardware_flops_per_second(const Context& ctx, const Evaluation& e);
+
+/// "MFU x % of the bf16 dense peak (y % of the effective rate); HFU z % of the bf16 dense
+/// peak" where the peak is known, else "MFU y %" against the effective rate the time model
+/// uses (with the fp8 note); `mfu` and `model_flops_per_second` as in TrainingTime.
+[[nodiscard]] std::string mfu_text(const Context& ctx, double mfu, double model_flops_per_second,
+                                   double hardware_flops_per_second);
 
 }  // namespace planner
