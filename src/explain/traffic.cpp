@@ -148,11 +148,20 @@ TrafficNote ep_note(const Context& ctx, const Evaluation& e) {
 }
 
 /// The lowest bandwidths at which the step's dp collectives hide behind their windows and fit
-/// the comm budget, on ring costs (step_time.hpp's overlap model).
-void dp_bandwidths(const Plan& p, const DataParallelTraffic& d, double alpha, TrafficNote& n) {
+/// the comm budget, on ring costs (step_time.hpp's overlap model), per GPU on the group's tier.
+/// On the node's rails (collectives.hpp multi_rail_ring_cost) a ring pass counts NCCL's steps,
+/// n − o inside the nodes and o − 1 across, and its bus bandwidth is the node's i rails
+/// together, so each GPU's link needs 1/i of it (while the node's fabric carries the bus).
+void dp_bandwidths(const Plan& p, const DataParallelTraffic& d, const Tier& node,
+                   const Tier& tier, TrafficNote& n) {
   const double n_ranks = static_cast<double>(d.ranks);
   const double share = (n_ranks - 1) / n_ranks;
-  const double ring_latency = (n_ranks - 1) * alpha;  // one ring RS or AG
+  const bool rails = is_multi_rail(d.buffer.algorithm);
+  const double per_node = rails ? static_cast<double>(d.ranks_per_node) : 1.0;
+  const double nodes = n_ranks / per_node;
+  const double ring_latency =  // one ring RS or AG
+      rails ? (n_ranks - nodes) * node.latency_seconds + (nodes - 1) * tier.latency_seconds
+            : (n_ranks - 1) * tier.latency_seconds;
   const double fwd = d.forward_window_seconds;
   const double bwd = d.backward_window_seconds;
   double wire = 0, latency = 0;
@@ -171,6 +180,8 @@ void dp_bandwidths(const Plan& p, const DataParallelTraffic& d, double alpha, Tr
                        bandwidth_for(2 * share * d.gradient_bytes, 2 * ring_latency, bwd));
   }
   n.budget_bandwidth = bandwidth_for(wire, latency, comm_budget * n.compute_seconds_per_step);
+  n.hide_bandwidth /= per_node;
+  n.budget_bandwidth /= per_node;
 }
 
 TrafficNote dp_note(const Context& ctx, const Evaluation& e) {
@@ -189,7 +200,7 @@ TrafficNote dp_note(const Context& ctx, const Evaluation& e) {
   n.exposed_seconds_per_step = d.exposed_seconds;
   n.messages_per_step = d.collectives_per_step;
   n.algorithm = std::string(to_string(d.buffer.algorithm));
-  dp_bandwidths(p, d, tier.latency_seconds, n);
+  dp_bandwidths(p, d, ctx.cluster.tiers[0], tier, n);
   DpFacts f;
   f.zero = p.zero;
   f.tier_bandwidth = tier.bandwidth_bytes_per_second;

@@ -58,6 +58,21 @@ TEST_CASE("plan says when the data-parallel traffic runs on every rail", "[cli][
   const auto b = run({"plan", "scenarios/b.json", "--no-thresholds"});
   REQUIRE(b.code == 0);
   CHECK_THAT(b.out, !Catch::Contains("multi-rail"));
+  // The step hides all but the first and last buckets at the tier's 50 GB/s per GPU, so the
+  // rate that the note says hides them must be at most that (it read 178.6 GB/s, the whole
+  // volume at one GPU's share, before the note counted the node's 8 rails).
+  const auto j = run({"plan", "scenarios/q2-llama-3.1-70b-64-h100.json", "--no-thresholds",
+                      "--format", "json"});
+  REQUIRE(j.code == 0);
+  const json doc = json::parse(j.out);
+  bool checked = false;
+  for (const json& note : doc.at("traffic")) {
+    if (note.at("algorithm") != "multi-rail ring") continue;
+    CHECK(note.at("hide_bandwidth").get<double>() > 0);
+    CHECK(note.at("hide_bandwidth").get<double>() <= 50e9);
+    checked = true;
+  }
+  CHECK(checked);
 }
 
 TEST_CASE("plan says when ZeRO-3 runs per parameter tensor with blocking gathers",
