@@ -165,9 +165,9 @@ Runner add_collective(CLI::App& sub) {
       ->default_val("all-reduce");
   sub.add_flag("--across-nodes", a->across_nodes, "The group spans nodes (no one-shot)");
   sub.add_option("--per-node", a->per_node,
-                 "The group's ranks in each node: also price the two-level form (inside the "
-                 "node, then each rank's share across on its own rail); implies --across-nodes "
-                 "and needs --node-bw and --node-latency");
+                 "The group's ranks in each node: also price NCCL's multi-rail ring (and tree, "
+                 "for all-reduce), the node's ranks crossing on their own rails at once; "
+                 "implies --across-nodes and needs --node-bw and --node-latency");
   sub.add_option("--node-bw", a->node_bandwidth_gb_per_s, "With --per-node: the node's fabric, "
                                                           "GB/s per GPU");
   sub.add_option("--node-latency", a->node_latency_us,

@@ -193,7 +193,7 @@ struct TierDefault {
 static Tier read_tier(const json& v, const std::string& pointer, const std::string& origin,
                const TierDefault& fallback = {}) {
   const bool network = pointer != "/cluster/intra_node";
-  // Only a tier between nodes has a node inside it to run two levels over.
+  // Only a tier between nodes has the node's rails to run multi-rail collectives on.
   std::vector<std::string_view> keys{"bandwidth", "latency", "processor_usage"};
   if (network) keys.push_back("hierarchical");
   const Object o(v, pointer, origin, std::move(keys));

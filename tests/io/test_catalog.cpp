@@ -206,7 +206,7 @@ TEST_CASE("loader: a catalog fabric's processor usage, overridable per tier", "[
         "from 0 to 0.9, such as 0.15, got 1.5");
 }
 
-TEST_CASE("loader: a network tier runs two-level collectives unless told not to",
+TEST_CASE("loader: a network tier runs multi-rail collectives unless told not to",
           "[catalog][loader][hierarchical]") {
   auto doc = scenario_with_gpu({{"catalog", "H100-SXM"}});
   CHECK(planner::load_scenario(doc, "a.json").cluster.network_tier().hierarchical);
