@@ -25,7 +25,7 @@ struct CollectiveArgs {
   double bytes = 0;
   std::string op = "all-reduce";
   bool across_nodes = false;
-  /// Two levels (docs/model.md §4): the group's ranks in each node, and the node's fabric.
+  /// Multi-rail forms (docs/model.md §4): the group's ranks in each node, and the node's fabric.
   std::int64_t per_node = 0;
   double node_bandwidth_gb_per_s = 0;
   double node_latency_us = -1;  ///< -1: not given
@@ -71,8 +71,8 @@ int run_collective(const CollectiveArgs& a, std::ostream& out) {
   positive(a.bytes, "--bytes");
   link_rate(a.bandwidth_gb_per_s, "--bw");
   latency(a.latency_us, "--latency");
-  const bool two_level = a.per_node > 0;
-  if (two_level) {
+  const bool with_rails = a.per_node > 0;
+  if (with_rails) {
     if (a.per_node < 2 || a.per_node >= a.gpus || a.gpus % a.per_node != 0) {
       throw InputError("command line", "",
                        fmt::format("--per-node must be a divisor of --gpus from 2 to {} (the "
@@ -91,7 +91,7 @@ int run_collective(const CollectiveArgs& a, std::ostream& out) {
     }
     latency(a.node_latency_us, "--node-latency");
   }
-  const bool inside = !a.across_nodes && !two_level;
+  const bool inside = !a.across_nodes && !with_rails;
   Tier tier;
   tier.bandwidth_bytes_per_second = a.bandwidth_gb_per_s * 1e9;
   tier.latency_seconds = a.latency_us * 1e-6;
@@ -102,7 +102,7 @@ int run_collective(const CollectiveArgs& a, std::ostream& out) {
   node.peer_memory = true;
   const Collective op = parse_collective(a.op);
   const CollectiveCost best =
-      two_level ? group_collective(op, a.gpus, a.per_node, a.bytes, node, tier)
+      with_rails ? group_collective(op, a.gpus, a.per_node, a.bytes, node, tier)
                 : cheapest_collective(op, a.gpus, a.bytes, tier, inside);
   json algorithms = json::array();
   std::string lines;
@@ -110,7 +110,7 @@ int run_collective(const CollectiveArgs& a, std::ostream& out) {
   for (Algorithm alg : all_algorithms) {
     if (available(op, alg, inside)) costs.push_back(collective_cost(op, alg, a.gpus, a.bytes, tier));
   }
-  if (two_level && has_rails(op, a.gpus, a.per_node)) {
+  if (with_rails && has_rails(op, a.gpus, a.per_node)) {
     costs.push_back(multi_rail_ring_cost(op, a.gpus, a.per_node, a.bytes, node, tier));
     if (op == Collective::all_reduce) {
       costs.push_back(multi_rail_tree_cost(a.gpus, a.per_node, a.bytes, node, tier));
@@ -136,12 +136,12 @@ int run_collective(const CollectiveArgs& a, std::ostream& out) {
                           {"bandwidth", tier.bandwidth_bytes_per_second},
                           {"latency", tier.latency_seconds},
                           {"inside_node", inside},
-                          {"per_node", two_level ? json(a.per_node) : json(nullptr)},
+                          {"per_node", with_rails ? json(a.per_node) : json(nullptr)},
                           {"cheapest", std::string(to_string(best.algorithm))},
                           {"algorithms", algorithms}});
   } else {
     const std::string where =
-        two_level ? fmt::format(" (across nodes, {} per node at {:g} GB/s, {:g} us per hop)",
+        with_rails ? fmt::format(" (across nodes, {} per node at {:g} GB/s, {:g} us per hop)",
                                 a.per_node, a.node_bandwidth_gb_per_s, a.node_latency_us)
         : inside  ? std::string(" (inside a node)")
                   : std::string(" (across nodes)");

@@ -204,10 +204,8 @@ TrafficNote dp_note(const Context& ctx, const Evaluation& e) {
   DpFacts f;
   f.zero = p.zero;
   f.tier_bandwidth = tier.bandwidth_bytes_per_second;
-  if (p.zero == 3) {
-    f.collectives_per_layer = std::max<std::int64_t>(1, p.zero3_collectives_per_layer);
-    f.blocking_gathers = p.zero3_blocking_gathers;
-  }
+  f.collectives_per_layer = dp_collectives_per_layer(p);
+  f.blocking_gathers = p.zero == 3 && p.zero3_blocking_gathers;
   const double buckets = static_cast<double>(stage_layers(ctx.model, p)) *
                          static_cast<double>(f.collectives_per_layer);
   f.edge_buckets_only = !f.blocking_gathers &&

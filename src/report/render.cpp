@@ -90,7 +90,8 @@ json time_json(const Context& ctx, const Evaluation& e) {
   const PeakMfu peak = peak_mfu(ctx, t.model_flops_per_second);
   if (peak.bf16_peak > 0) j["mfu_bf16_peak"] = peak.bf16_peak;
   if (peak.compute_peak > 0) j["mfu_compute_peak"] = peak.compute_peak;
-  // HFU, against the same peaks: every FLOP the kernels run, recompute included.
+  // HFU, against the same peaks: MFU's model FLOPs plus every recomputation (compute.hpp
+  // hardware_flops_per_sequence).
   const PeakMfu hfu = peak_mfu(ctx, hardware_flops_per_second(ctx, e));
   if (hfu.bf16_peak > 0) j["hfu_bf16_peak"] = hfu.bf16_peak;
   if (hfu.compute_peak > 0) j["hfu_compute_peak"] = hfu.compute_peak;

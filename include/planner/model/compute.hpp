@@ -131,23 +131,27 @@ inline constexpr double flash_block_tokens = 128;
   return micro_batch_flops_at(m, p, attention_square_share(m, p));
 }
 
-/// Model FLOPs of one sequence, without recompute (for MFU): 6·P·s + 12·s²·h·L, P the active
+/// Model FLOPs of one sequence, without recompute: 6·P·s + 12·s²·h·L, P the active
 /// parameters (all of them for a dense model; for MoE the ones a token uses, as DeepSeek-AI
-/// 2024, arXiv 2412.19437, counts 37B of 671B) and h the attention core's width.
-[[nodiscard]] inline double model_flops_per_sequence(const Model& m) noexcept {
+/// 2024, arXiv 2412.19437, counts 37B of 671B) and h the attention core's width, the square
+/// term counted at `square_share` of itself.
+[[nodiscard]] inline double model_flops_per_sequence_at(const Model& m,
+                                                        double square_share) noexcept {
   const double s = static_cast<double>(m.seq_len);
   return 6.0 * (active_params(m) + mtp_head_flop_params(m)) * s +
-         12.0 * s * s * attention_core_width(m) * static_cast<double>(blocks(m));
+         12.0 * s * s * attention_core_width(m) * static_cast<double>(blocks(m)) * square_share;
+}
+
+/// MFU's model FLOPs: the whole square, as the field counts them.
+[[nodiscard]] inline double model_flops_per_sequence(const Model& m) noexcept {
+  return model_flops_per_sequence_at(m, 1.0);
 }
 
 /// The same model FLOPs with the attention square at the share `p`'s kernels compute
 /// (attention_square_share): the work the effective rate is measured on.
 [[nodiscard]] inline double executed_model_flops_per_sequence(const Model& m,
                                                               const Plan& p) noexcept {
-  const double s = static_cast<double>(m.seq_len);
-  return 6.0 * (active_params(m) + mtp_head_flop_params(m)) * s +
-         12.0 * s * s * attention_core_width(m) * static_cast<double>(blocks(m)) *
-             attention_square_share(m, p);
+  return model_flops_per_sequence_at(m, attention_square_share(m, p));
 }
 
 /// Hardware FLOPs of one sequence, as the field counts them: MFU's model FLOPs (the whole

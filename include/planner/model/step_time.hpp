@@ -140,6 +140,13 @@ struct TrainingTime {
   return std::max<std::int64_t>(1, held / std::max<std::int64_t>(1, differ));
 }
 
+/// Collectives each layer's data-parallel buffer is issued as: one bucket per layer, or under
+/// ZeRO-3 the plan's count (Plan::zero3_collectives_per_layer: DeepSpeed's stage 3 of 2021
+/// gathers each parameter tensor alone).
+[[nodiscard]] inline std::int64_t dp_collectives_per_layer(const Plan& p) noexcept {
+  return p.zero == 3 ? std::max<std::int64_t>(1, p.zero3_collectives_per_layer) : 1;
+}
+
 /// One collective of a sharded-state group (fill_sharded_state_traffic): flat or multi-rail
 /// on the group's tier, the node inside. Always inlined, as cheapest_collective is
 /// (collectives.hpp): its `op` is a constant at every call.
@@ -176,13 +183,10 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
   const Tier& tier = c.tiers[t.tier];
   t.gradient_bytes = bytes_of(m.precision.gradients) * params;
   if (t.ranks <= 1) return;
-  // One bucket per layer of the stage; comm_seconds pays each bucket's latency. ZeRO-3 may
-  // issue a layer as several collectives (Plan::zero3_collectives_per_layer: DeepSpeed's
-  // stage 3 of 2021 gathers each parameter tensor alone), each a bucket that pays it.
-  const double per_layer =
-      p.zero == 3 ? static_cast<double>(std::max<std::int64_t>(1, p.zero3_collectives_per_layer))
-                  : 1.0;
-  const double buckets = static_cast<double>(stage_layers(m, p)) * per_layer;
+  // One bucket per layer of the stage, or ZeRO-3's count per layer (dp_collectives_per_layer);
+  // comm_seconds pays each bucket's latency.
+  const double buckets = static_cast<double>(stage_layers(m, p)) *
+                         static_cast<double>(dp_collectives_per_layer(p));
   const double bucket_bytes = t.gradient_bytes / buckets;
   const double n = static_cast<double>(p.grad_accum);
   const double share = static_cast<double>(t.ranks - 1) / static_cast<double>(t.ranks);

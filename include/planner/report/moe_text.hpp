@@ -54,9 +54,9 @@ struct PeakMfu {
 /// `model_flops_per_second`: per GPU, counted as the field does (TrainingTime).
 [[nodiscard]] PeakMfu peak_mfu(const Context& ctx, double model_flops_per_second);
 
-/// Hardware FLOP/s per GPU of a training evaluation: every FLOP its kernels run, recompute
-/// included (compute.hpp hardware_flops_per_sequence), the numerator of HFU (Korthikanti et
-/// al. 2022 §6).
+/// Hardware FLOP/s per GPU of a training evaluation: MFU's model FLOPs plus every
+/// recomputation, on the field's whole-square count (compute.hpp hardware_flops_per_sequence),
+/// the numerator of HFU (Korthikanti et al. 2022 §6).
 [[nodiscard]] double hardware_flops_per_second(const Context& ctx, const Evaluation& e);
 
 /// "MFU x % of the bf16 dense peak (y % of the effective rate); HFU z % of the bf16 dense
