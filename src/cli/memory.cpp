@@ -23,7 +23,7 @@ struct MemoryArgs {
   std::string format = "text";
   std::vector<std::string> sets;
   std::array<std::optional<std::int64_t>, axis_count> degrees;  ///< by the axis table's order
-  std::optional<std::int64_t> micro_batch, grad_accum, etp;
+  std::optional<std::int64_t> micro_batch, grad_accum, etp, dp_shard;
   std::optional<int> zero;
   std::optional<std::string> recompute, flash, sp, placement;
 };
@@ -100,10 +100,12 @@ Plan memory_plan(const Scenario& s, const MemoryArgs& a) {
   check_flag(a.micro_batch, "micro_batch", 16);
   check_flag(a.grad_accum, "grad_accum", 16);
   check_flag(a.etp, "etp", 24);
+  check_flag(a.dp_shard, "dp_shard", 24);
   const bool pinned = s.plan.has_value();
   const bool filled_given = a.degrees[static_cast<std::size_t>(fill->axis)].has_value();
   const bool any_flag = any_degree || filled_given || a.zero || a.recompute || a.flash ||
-                        a.sp || a.micro_batch || a.grad_accum || a.placement || a.etp;
+                        a.sp || a.micro_batch || a.grad_accum || a.placement || a.etp ||
+                        a.dp_shard;
   if (!pinned && !any_flag) {
     throw InputError(s.origin, "/plan",
                      "no plan to evaluate: pin one under \"plan\" or pass --tp/--pp/--cp/--dp "
@@ -133,6 +135,7 @@ Plan memory_plan(const Scenario& s, const MemoryArgs& a) {
   if (a.sp) p.sequence_parallel = *a.sp == "on";
   if (a.micro_batch) p.micro_batch = *a.micro_batch;
   if (a.etp) p.etp = *a.etp;
+  if (a.dp_shard) p.dp_shard = *a.dp_shard;
   if (a.placement) p.placement = parse_placement(*a.placement);
   if (a.grad_accum) {
     p.grad_accum = *a.grad_accum;
@@ -180,6 +183,8 @@ Runner add_memory(CLI::App& sub) {
   sub.add_option("--flash", a->flash, "Tiled attention: on or off")->check(CLI::IsMember({"on", "off"}));
   sub.add_option("--sp", a->sp, "Sequence parallelism: on or off")->check(CLI::IsMember({"on", "off"}));
   sub.add_option("--etp", a->etp, "Expert tensor-parallel degree (MoE; divides tp; default tp)");
+  sub.add_option("--dp-shard", a->dp_shard,
+                 "Data-parallel ranks of a shard group: hybrid sharding (HSDP) with dp/N replicas");
   sub.add_option("--micro-batch", a->micro_batch, "Sequences per micro-batch");
   sub.add_option("--grad-accum", a->grad_accum, "Micro-batches per step (default: fill the batch target)");
   sub.add_option("--placement", a->placement, "Axis order, innermost first, e.g. tp,cp,dp,pp");

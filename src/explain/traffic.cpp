@@ -191,7 +191,7 @@ TrafficNote dp_note(const Context& ctx, const Evaluation& e) {
   const Tier& tier = ctx.cluster.tiers[d.tier];
   const double accum = static_cast<double>(p.grad_accum);
   TrafficNote n;
-  n.axis = d.ranks == p.dp ? TrafficAxis::dp : TrafficAxis::dp_cp;
+  n.axis = p.cp == 1 ? TrafficAxis::dp : TrafficAxis::dp_cp;
   n.tier = tier_name(ctx.cluster, d.tier);
   n.message_bytes = d.gradient_bytes;
   n.seconds_per_step = d.comm_seconds;
@@ -221,6 +221,10 @@ TrafficNote dp_note(const Context& ctx, const Evaluation& e) {
     f.fsdp_bytes_per_micro_batch = d.bytes_per_step / accum;
     f.fsdp_wire_seconds = f.fsdp_bytes_per_micro_batch / tier.bandwidth_bytes_per_second;
     f.dense_one_sequence_seconds = t.dense_seconds / static_cast<double>(p.micro_batch);
+  }
+  if (d.replicas > 1) {
+    f.replica_tier = tier_name(ctx.cluster, d.replica_tier);
+    f.replica_bandwidth = ctx.cluster.tiers[d.replica_tier].bandwidth_bytes_per_second;
   }
   n.facts = f;
   return n;
@@ -292,7 +296,7 @@ std::vector<TrafficNote> traffic_notes(const Context& ctx, const Evaluation& e) 
   if (e.plan.tp > 1) out.push_back(tp_note(ctx, e));
   if (e.plan.cp > 1) out.push_back(cp_note(ctx, e));
   if (e.plan.pp > 1) out.push_back(pp_note(ctx, e));
-  if (state_shard_ranks(e.plan) > 1) out.push_back(dp_note(ctx, e));
+  if (e.plan.dp * e.plan.cp > 1) out.push_back(dp_note(ctx, e));
   if (e.plan.ep > 1) out.push_back(ep_note(ctx, e));
   return out;
 }

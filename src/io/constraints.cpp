@@ -82,6 +82,15 @@ void apply_item(Constraints& c, std::string_view item, const std::string& origin
     const std::int64_t v = integer_of(it, item, origin, pointer);
     if (v > 3) throw InputError(origin, pointer, fmt::format("item '{}': ZeRO stages are 0 to 3", item));
     apply_bound(c.zero, it.op, v);
+  } else if (it.name == "replicas") {
+    const std::int64_t v = integer_of(it, item, origin, pointer);
+    if (v < 1) {
+      throw InputError(origin, pointer,
+                       fmt::format("item '{}': the state has at least 1 copy (1: no hybrid "
+                                   "sharding)",
+                                   item));
+    }
+    apply_bound(c.replicas, it.op, v);
   } else if (it.name == "flash") {
     c.flash_attention = switch_of(it, item, origin, pointer);
   } else if (it.name == "sp") {
@@ -99,12 +108,12 @@ void apply_item(Constraints& c, std::string_view item, const std::string& origin
                        fmt::format("item '{}': expected none, selective, op or full", item));
     }
   } else {
-    static const std::vector<std::string> names{"tp", "cp", "dp", "pp", "zero", "flash", "sp",
-                                                "recompute"};
+    static const std::vector<std::string> names{"tp",    "cp", "dp", "pp",       "zero",
+                                                "replicas", "flash", "sp", "recompute"};
     const auto guess = closest(it.name, names);
     throw InputError(origin, pointer,
                      fmt::format("item '{}': unknown name '{}'{}; names: tp, cp, dp, pp, zero, "
-                                 "flash, sp, recompute",
+                                 "replicas, flash, sp, recompute",
                                  item, it.name,
                                  guess ? fmt::format(" (did you mean '{}'?)", *guess) : ""));
   }

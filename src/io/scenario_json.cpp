@@ -244,6 +244,18 @@ std::string violation_message(const Scenario& s, const Plan& p, const Violation&
     case ViolationKind::etp_serving:
       return fmt::format("a serving plan needs etp equal to tp ({}), got {}; remove etp",
                          p.tp, p.etp);
+    case ViolationKind::dp_shard_dp:
+      return fmt::format("dp_shard ({}) must divide dp ({}) (each shard group holds dp_shard "
+                         "of the data-parallel ranks); try {}",
+                         p.dp_shard, p.dp, first_few(divisors(p.dp)));
+    case ViolationKind::dp_shard_zero:
+      return fmt::format("dp_shard = {} (hybrid sharding) needs zero >= 1 (it shards ZeRO's "
+                         "state in groups); raise zero or remove dp_shard",
+                         p.dp_shard);
+    case ViolationKind::dp_shard_moe:
+      return fmt::format("dp_shard = {} (hybrid sharding) is modelled for dense models only; "
+                         "remove dp_shard or set it to dp ({})",
+                         p.dp_shard, p.dp);
   }
   return "not a legal plan";
 }

@@ -436,7 +436,7 @@ static Placement read_placement(const json& v, const std::string& origin, const 
 
 Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
   const Object o(v, "/plan", origin,
-                 {"dp", "tp", "pp", "cp", "ep", "etp", "zero", "recompute", "flash_attention",
+                 {"dp", "dp_shard", "tp", "pp", "cp", "ep", "etp", "zero", "recompute", "flash_attention",
                   "sequence_parallel", "micro_batch", "grad_accum", "virtual_stages",
                   "tp_comm_overlap", "pp_comm_overlap", "tables_in_pipeline_split", "placement"});
   Plan p;
@@ -450,6 +450,7 @@ Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
   p.ep = o.integer("ep", gpu_count, 1);
   p.etp = o.integer("etp", gpu_count, 0);
   p.zero = static_cast<int>(o.integer("zero", zero_stage, 0));
+  p.dp_shard = o.integer("dp_shard", gpu_count, 0);
   p.recompute = o.maybe_choice("recompute", recompute_choices).value_or(Recompute::none);
   p.flash_attention = o.flag("flash_attention", false);
   p.sequence_parallel = o.flag("sequence_parallel", false);

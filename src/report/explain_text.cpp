@@ -34,6 +34,10 @@ std::string describe(const Context& ctx, const Plan& p) {
   if (out.empty()) out = "1 GPU";
   if (ctx.workload.kind == WorkloadKind::serving) return out;
   out += fmt::format(", ZeRO-{}", p.zero);
+  if (state_replicas(p) > 1) {
+    out += fmt::format(" sharded over {} ranks x {} replicas (HSDP)", state_shard_ranks(p),
+                       state_replicas(p));
+  }
   if (p.sequence_parallel) out += ", SP";
   if (p.sequence_parallel && p.tp_comm_overlap) out += " with tp overlap";
   if (p.flash_attention) out += ", flash";

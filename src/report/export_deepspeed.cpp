@@ -26,6 +26,11 @@ std::string deepspeed_json(const Context& ctx, const Plan& p) {
   c["gradient_accumulation_steps"] = p.grad_accum;
   c["bf16"] = {{"enabled", true}};
   c["zero_optimization"] = {{"stage", p.zero}};
+  // zero/config.py mics_shard_size: MiCS (Zhang et al. 2022) shards stage 3's state over
+  // groups of this many ranks and replicates it across them (hybrid sharding, Plan::dp_shard).
+  if (p.zero == 3 && state_replicas(p) > 1) {
+    c["zero_optimization"]["mics_shard_size"] = state_shard_ranks(p);
+  }
   // zero/config.py: stage3_max_live_parameters (the ledger's ZeRO-3 gather limit).
   if (p.zero == 3 && ctx.workload.training.zero3_live_parameters > 0) {
     c["zero_optimization"]["stage3_max_live_parameters"] =

@@ -59,6 +59,11 @@ std::string megatron_arguments(const Context& ctx, const Plan& p) {
   // arguments.py _add_distributed_args: --overlap-p2p-communication (dest overlap_p2p_comm).
   if (p.virtual_stages > 1 && p.pp_comm_overlap) add("--overlap-p2p-communication");
   if (p.zero == 1) add("--use-distributed-optimizer");
+  // arguments.py _add_distributed_args: --num-distributed-optimizer-instances, "Number of
+  // Distributed Optimizer copies across Data Parallel domain" (hybrid sharding's replicas).
+  if (p.zero == 1 && state_replicas(p) > 1) {
+    add(fmt::format("--num-distributed-optimizer-instances {}", state_replicas(p)));
+  }
   if (!placement_follows(p, default_placement)) add("--use-tp-pp-dp-mapping");
   add(fmt::format("--micro-batch-size {}", p.micro_batch));
   add(fmt::format("--global-batch-size {}", p.dp * p.micro_batch * p.grad_accum));

@@ -50,10 +50,11 @@ std::string torchtitan_toml(const Context& ctx, const Plan& p) {
   out += fmt::format("seq_len = {}\n", m.seq_len);
   out += "mixed_precision_param = \"bfloat16\"\n";
   out += "\n[parallelism]\n";
-  // ZeRO-3 is FSDP2 over dp_shard × cp (parallel_dims.py fsdp_enabled); ZeRO-0 is DDP.
+  // ZeRO-3 is FSDP2 over dp_shard × cp (parallel_dims.py fsdp_enabled), replicated over
+  // dp_replicate under hybrid sharding (HSDP: Plan::dp_shard); ZeRO-0 is DDP.
   const bool shard = p.zero == 3;
-  out += fmt::format("data_parallel_replicate_degree = {}\n", shard ? 1 : p.dp);
-  out += fmt::format("data_parallel_shard_degree = {}\n", shard ? p.dp : 1);
+  out += fmt::format("data_parallel_replicate_degree = {}\n", shard ? state_replicas(p) : p.dp);
+  out += fmt::format("data_parallel_shard_degree = {}\n", shard ? shard_dp(p) : 1);
   out += fmt::format("tensor_parallel_degree = {}\n", p.tp);
   out += fmt::format("pipeline_parallel_degree = {}\n", p.pp);
   out += fmt::format("context_parallel_degree = {}\n", p.cp);

@@ -76,6 +76,11 @@ json time_json(const Context& ctx, const Evaluation& e) {
   // Only where a tier charges hidden collectives (Tier::processor_usage, a catalog GPU's
   // fabric; docs/output.md), so output for a GPU given by numbers is unchanged.
   if (t.dp.overlap_cost_seconds > 0) j["dp_overlap_cost"] = t.dp.overlap_cost_seconds;
+  if (t.dp.replicas > 1) {  // hybrid sharding: the replicas' all-reduce, in dp_comm/dp_exposed
+    j["dp_replicas"] = t.dp.replicas;
+    j["dp_replica_comm"] = t.dp.replica_seconds;
+    j["dp_replica_exposed"] = t.dp.replica_exposed_seconds;
+  }
   if (t.cp_overlap_cost_seconds > 0) j["cp_overlap_cost"] = t.cp_overlap_cost_seconds;
   // Only for mixture-of-experts models (docs/moe.md §5), so dense output is unchanged.
   if (t.ep.layers > 0) {
@@ -110,6 +115,8 @@ json plan_fields_json(const Plan& p) {
               {"micro_batch", p.micro_batch},
               {"grad_accum", p.grad_accum}};
   if (p.virtual_stages > 1) j["virtual_stages"] = p.virtual_stages;
+  // Hybrid sharding only (docs/output.md): a fully sharded plan's output is unchanged.
+  if (state_replicas(p) > 1) j["dp_shard"] = shard_dp(p);
   if (p.tp_comm_overlap) j["tp_comm_overlap"] = true;
   if (p.pp_comm_overlap) j["pp_comm_overlap"] = true;
   if (p.tables_in_pipeline_split) j["tables_in_pipeline_split"] = true;

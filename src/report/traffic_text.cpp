@@ -134,6 +134,19 @@ std::string dp_summary(const Evaluation& e, const TrafficNote& n, const DpFacts&
                           seconds_text(f.fsdp_bytes_per_micro_batch / f.rail_bandwidth));
     }
   }
+  // Under hybrid sharding (Plan::dp_shard; step_time.hpp fill_replica_all_reduce) the main
+  // sentence is the shard group's and the replicas' all-reduce has its own.
+  const double group_seconds = d.comm_seconds - d.replica_seconds;
+  const double group_whole_seconds = d.whole_buffer_seconds - d.replica_all_reduce.seconds();
+  const double group_exposed_seconds = d.exposed_seconds - d.replica_exposed_seconds;
+  if (d.replicas > 1) {
+    fsdp += fmt::format(
+        "; hybrid sharding: {} replicas of the state all-reduce each rank's {} shard once per "
+        "step on {} ({}, {} ranks per node): {}, exposed {}",
+        d.replicas, bytes_text(d.gradient_bytes / static_cast<double>(d.ranks)), f.replica_tier,
+        gb_per_s(f.replica_bandwidth), d.replica_ranks_per_node, seconds_text(d.replica_seconds),
+        seconds_text(d.replica_exposed_seconds));
+  }
   std::string levels;
   if (is_multi_rail(d.buffer.algorithm)) {
     levels = fmt::format(" as a {} ({} ranks per node, each crossing on its own rail: {} in "
@@ -158,10 +171,10 @@ std::string dp_summary(const Evaluation& e, const TrafficNote& n, const DpFacts&
       "communication budget down to {}{}",
       traffic_axis_name(n.axis), d.ranks, traffic_collective(n), bytes_text(d.gradient_bytes),
       d.ranks,
-      n.tier, gb_per_s(f.tier_bandwidth), levels, seconds_text(d.comm_seconds), buckets,
-      seconds_text(d.whole_buffer_seconds),
-      100 * d.comm_seconds / n.compute_seconds_per_step, seconds_text(n.compute_seconds_per_step),
-      seconds_text(d.exposed_seconds), exposure,
+      n.tier, gb_per_s(f.tier_bandwidth), levels, seconds_text(group_seconds), buckets,
+      seconds_text(group_whole_seconds),
+      100 * group_seconds / n.compute_seconds_per_step, seconds_text(n.compute_seconds_per_step),
+      seconds_text(group_exposed_seconds), exposure,
       overlap_cost_text(d.overlap_cost_seconds, f.processor_usage),
       f.blocking_gathers       ? std::string("no bandwidth (its gathers block)")
       : n.hide_bandwidth > 0 ? gb_per_s(n.hide_bandwidth)

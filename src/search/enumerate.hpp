@@ -233,6 +233,34 @@ inline void add_group(const Context& ctx, const Plan& base, Scratch& s, Visit&& 
   visit(static_cast<std::uint32_t>(s.groups.size() - 1));
 }
 
+/// The hybrid-sharding shard groups the search tries for a group's degrees: for each tier
+/// below the network, the dp_shard whose shard group, with its tp ranks, fills one domain
+/// (tp·cp·dp_shard = the domain's GPUs; a node first: PyTorch FSDP HYBRID_SHARD's shard
+/// inside, replicate across; MiCS's partition groups), when that leaves more than one replica
+/// and shards over more than one rank. Smaller shard groups in the same domain pay the same
+/// tier and hold more state; larger ones cross to the next tier. At most three values
+/// (the loader's tiers), in increasing order.
+struct HybridShards {
+  std::array<std::int64_t, 8> values{};
+  std::size_t count = 0;
+  [[nodiscard]] const std::int64_t* begin() const noexcept { return values.data(); }
+  [[nodiscard]] const std::int64_t* end() const noexcept { return values.data() + count; }
+};
+inline HybridShards hybrid_shards(const Cluster& c, const Plan& p) {
+  HybridShards out;
+  if (p.dp <= 1) return out;
+  const std::int64_t inner = p.tp * p.cp;
+  for (std::size_t k = 0; k < c.network_index() && out.count < out.values.size(); ++k) {
+    const std::int64_t domain = domain_gpus(c, k);
+    if (domain % inner != 0) continue;
+    const std::int64_t shard = domain / inner;
+    if (shard >= p.dp || p.dp % shard != 0 || shard * p.cp <= 1) continue;
+    if (out.count > 0 && out.values[out.count - 1] >= shard) continue;
+    out.values[out.count++] = shard;
+  }
+  return out;
+}
+
 /// Every (tp, cp, pp, dp) factorisation of the world in enumeration order that passes the
 /// filter and the group checks, with pp > 1 once per number of virtual stages v (v dividing
 /// the L/pp layers of a stage, so pp·v divides L: Megatron-LM's rule, L + 2 when the workload
@@ -317,6 +345,14 @@ inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scr
             if (v > 1 && units % (folded.pp * v) != 0) continue;
             folded.virtual_stages = v;
             add_group(ctx, folded, s, visit);
+            // Hybrid sharding (Plan::dp_shard), dense models: one shard group per domain
+            // size (hybrid_shards), after the fully sharded group.
+            if (moe) continue;
+            for (const std::int64_t shard : hybrid_shards(ctx.cluster, folded)) {
+              Plan hybrid = folded;
+              hybrid.dp_shard = shard;
+              add_group(ctx, hybrid, s, visit);
+            }
           }
         }
       }
@@ -354,6 +390,7 @@ inline void time_candidates(const Context& ctx, const SearchOptions& options, Sc
     if (out.beyond(slots / (lower.global_sequences * seq) * bound_margin)) continue;
     int timed_zero = 0;
     for (int zero = 0; zero <= 3; ++zero) {
+      if (zero == 0 && state_replicas(p) > 1) continue;  // hybrid sharding shards ZeRO's state
       for (int sp = 0; sp <= (p.tp > 1 ? 1 : 0); ++sp) {
         p.zero = zero;
         p.sequence_parallel = sp == 1;

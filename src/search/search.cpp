@@ -58,6 +58,7 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
     if (!options.prune) place(g, filter, c, s);
     if (options.prune) s.variants.assign(recompute_choices.size() * mb_count, 0);
     for (int zero = 0; zero <= 3; ++zero) {
+      if (zero == 0 && state_replicas(base) > 1) continue;  // hybrid sharding needs ZeRO >= 1
       for (std::size_t choice = 0; choice < recompute_choices.size(); ++choice) {
         const RecomputeChoice& rc = recompute_choices[choice];
         if (!choice_applies(ctx.model, base, rc)) continue;

@@ -5,23 +5,13 @@
 #include <catch2/catch.hpp>
 
 #include "planner/model/step_time.hpp"
+#include "model/small_model.hpp"
 
 using namespace planner;
 
 namespace {
 
-Model small_model() {
-  Model m;
-  m.layers = 4;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.ffn_hidden = 14336;
-  m.gated_mlp = true;
-  m.vocab = 32000;
-  m.seq_len = 8192;
-  return m;
-}
+using test_models::small_model;
 
 // One 8-GPU node, no latency, no peer memory (so the ring is the cheapest all-reduce).
 Cluster one_node(double usage) {
@@ -46,7 +36,7 @@ TEST_CASE("overlap cost: hidden dp buckets slow compute by the tier's share", "[
   const Cluster c = one_node(0.15);
   DataParallelTraffic t;
   // A backward window far longer than the all-reduce: only the last bucket shows.
-  fill_sharded_state_traffic(m, c, p, 8, 8, 1e9, 10.0, 10.0, t);
+  fill_sharded_state_traffic(m, c, p, 8, 8, 0, 1e9, 10.0, 10.0, t);
   // By hand: G = 1e9 bf16 parameters = 2e9 B in 4 one-layer buckets; a ring all-reduce of the
   // whole gradient over 8 ranks at 100 GB/s without latency is 2·(7/8)·2e9 / 1e11 = 35 ms, so
   // 4 buckets of 8.75 ms. Exposed without a cost: the last bucket, 8.75 ms; hidden 26.25 ms,
@@ -56,13 +46,13 @@ TEST_CASE("overlap cost: hidden dp buckets slow compute by the tier's share", "[
   CHECK(t.exposed_seconds == Approx(8.75e-3 + 0.15 * 26.25e-3));
   // Free overlap (a GPU given by numbers): the last bucket only.
   DataParallelTraffic free;
-  fill_sharded_state_traffic(m, one_node(0.0), p, 8, 8, 1e9, 10.0, 10.0, free);
+  fill_sharded_state_traffic(m, one_node(0.0), p, 8, 8, 0, 1e9, 10.0, 10.0, free);
   CHECK(free.overlap_cost_seconds == 0.0);
   CHECK(free.exposed_seconds == Approx(8.75e-3));
   // A window shorter than the traffic: 5 ms hides 5 ms, the rest is exposed, and the 5 ms
   // hidden cost 0.75 ms more.
   DataParallelTraffic short_window;
-  fill_sharded_state_traffic(m, c, p, 8, 8, 1e9, 5e-3, 5e-3, short_window);
+  fill_sharded_state_traffic(m, c, p, 8, 8, 0, 1e9, 5e-3, 5e-3, short_window);
   CHECK(short_window.exposed_seconds == Approx(30e-3 + 0.15 * 5e-3));
 }
 

@@ -3,6 +3,7 @@
 // exposed beside its GEMM and what the overlap costs, worked by hand.
 #include <catch2/catch.hpp>
 
+#include "model/small_model.hpp"
 #include "planner/model/memory.hpp"
 #include "planner/model/step_time.hpp"
 
@@ -56,14 +57,7 @@ TEST_CASE("tp overlap: each collective hidden by its GEMM, TE's pairing, by hand
 
 TEST_CASE("tp overlap in the step: only with sequence parallelism, and never slower",
           "[tp_overlap]") {
-  Model m;
-  m.layers = 4;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.ffn_hidden = 14336;
-  m.gated_mlp = true;
-  m.vocab = 32000;
+  Model m = test_models::small_model();
   m.seq_len = 4096;
   const Cluster c = one_node(450e9);
   Plan p;

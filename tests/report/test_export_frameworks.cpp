@@ -129,6 +129,8 @@ TEST_CASE("torchtitan TOML round-trips to the recommended plan", "[export]") {
     CHECK(pp == best.at("pp"));
     CHECK(cp == best.at("cp"));
     CHECK(dp * tp * pp * cp == world(best));
+    // Hybrid sharding (HSDP): FSDP2 shards over dp_shard and replicates over dp_replicate.
+    if (best.contains("dp_shard")) CHECK(shard == best.at("dp_shard"));
     CHECK(mb == best.at("micro_batch"));
     CHECK(global % (local * dp) == 0);
     CHECK((local / mb) * (global / (local * dp)) == best.at("grad_accum"));
@@ -155,7 +157,8 @@ TEST_CASE("torchtitan TOML round-trips to the recommended plan", "[export]") {
 // "activation_checkpoint_interval"), runtime/activation_checkpointing/config.py (ACT_CHKPT_*).
 const std::set<std::string> deepspeed_keys{
     "/train_batch_size", "/train_micro_batch_size_per_gpu", "/gradient_accumulation_steps",
-    "/bf16/enabled", "/zero_optimization/stage", "/tensor_parallel/autotp_size",
+    "/bf16/enabled", "/zero_optimization/stage", "/zero_optimization/mics_shard_size",
+    "/tensor_parallel/autotp_size",
     "/pipeline/stages", "/pipeline/activation_checkpoint_interval",
     "/activation_checkpointing/partition_activations",
     "/activation_checkpointing/contiguous_memory_optimization",

@@ -142,12 +142,32 @@ bool same_key(const RankKey& a, const RankKey& b) { return !(a < b) && !(b < a);
 
 // ---- An independent brute-force enumeration of the space of docs/ranking.md §1 ----------
 
+/// The hybrid-sharding shard groups of docs/ranking.md §1 for a training plan's degrees: 0
+/// (the whole dp·cp group), and for each tier inside the network the dp_shard for which
+/// tp·cp·dp_shard is the tier's domain, when it divides dp, leaves more than one replica and
+/// shards over more than one rank (dense models; the loader refuses the rest).
+std::vector<std::int64_t> shard_choices(const Scenario& s, std::int64_t dp, std::int64_t tp,
+                                        std::int64_t cp) {
+  std::vector<std::int64_t> out{0};
+  if (s.workload.kind != WorkloadKind::training || s.model.moe.experts > 0) return out;
+  for (std::size_t k = 0; k + 1 < s.cluster.tiers.size(); ++k) {
+    const std::int64_t domain = domain_gpus(s.cluster, k);
+    if (domain % (tp * cp) != 0) continue;
+    const std::int64_t shard = domain / (tp * cp);
+    if (shard < dp && dp % shard == 0 && shard * cp > 1 &&
+        std::find(out.begin(), out.end(), shard) == out.end()) {
+      out.push_back(shard);
+    }
+  }
+  return out;
+}
+
 /// Every legal configuration of the scenario, judged legal by the loader's plan checks
 /// (validate_plan, the rules a pinned plan must follow) plus the batch rules of the search
 /// space: dp at most the target sequences rounded up, micro_batch × grad_accum = the replica's
 /// ⌈target / dp⌉ over all its divisors (training); the serving batch decoded at once (serving).
 /// All 24 placements, all four ZeRO stages, all six recompute × tiled-attention combinations,
-/// sequence parallelism on and off. Calls `visit(plan)` for each.
+/// sequence parallelism on and off, every hybrid-sharding choice. Calls `visit(plan)` for each.
 template <typename Visit>
 void brute_force(const Scenario& s, Visit visit) {
   const Context ctx = make_context(s);
@@ -183,19 +203,22 @@ void brute_force(const Scenario& s, Visit visit) {
                   const bool tables = piped && s.workload.training.tables_in_pipeline_split;
                   for (int split = tables ? 1 : 0; split <= (tables ? 1 : 0); ++split) {
                     for (std::int64_t v = 1; v <= (piped ? s.model.layers + 2 : 1); ++v) {
-                      Plan p = answer_key::plan(dp, tp, pp, cp, zero,
-                                                static_cast<Recompute>(recompute), flash == 1,
-                                                sp == 1, mb, training ? per_replica / mb : 1);
-                      p.virtual_stages = v;
-                      p.tables_in_pipeline_split = split == 1;
-                      try {
-                        validate_plan(s, p, "brute force", "/plan");
-                      } catch (const InputError&) {
-                        continue;
-                      }
-                      for (const Placement& order : placements) {
-                        p.placement = order;
-                        visit(p);
+                      for (const std::int64_t shard : shard_choices(s, dp, tp, cp)) {
+                        Plan p = answer_key::plan(dp, tp, pp, cp, zero,
+                                                  static_cast<Recompute>(recompute), flash == 1,
+                                                  sp == 1, mb, training ? per_replica / mb : 1);
+                        p.virtual_stages = v;
+                        p.tables_in_pipeline_split = split == 1;
+                        p.dp_shard = shard;
+                        try {
+                          validate_plan(s, p, "brute force", "/plan");
+                        } catch (const InputError&) {
+                          continue;
+                        }
+                        for (const Placement& order : placements) {
+                          p.placement = order;
+                          visit(p);
+                        }
                       }
                     }
                   }

@@ -144,6 +144,10 @@ struct DpFacts {
   double fsdp_bytes_per_micro_batch = 0;
   double fsdp_wire_seconds = 0;
   double dense_one_sequence_seconds = 0;
+  /// Hybrid sharding only (DataParallelTraffic::replicas > 1): the tier the replicas'
+  /// all-reduce pays and its bandwidth; empty and 0 otherwise.
+  std::string replica_tier;
+  double replica_bandwidth = 0;
 };
 
 struct ServingReadFacts {

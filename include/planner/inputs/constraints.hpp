@@ -32,6 +32,9 @@ struct Bound {
 struct Constraints {
   std::array<Bound, axis_count> degrees{};  ///< by Axis
   Bound zero{0, 3};
+  /// Copies of the sharded state (Plan::dp_shard's replicas): `replicas=1` rules hybrid
+  /// sharding out, `replicas>=2` asks for it.
+  Bound replicas{};
   std::optional<Recompute> recompute;
   std::optional<bool> flash_attention;
   std::optional<bool> sequence_parallel;
@@ -49,7 +52,8 @@ struct Constraints {
   for (const Bound& b : c.degrees) {
     if (b.min > any.min || b.max < any.max) return false;
   }
-  return c.zero.min <= 0 && c.zero.max >= 3 && !c.recompute && !c.flash_attention &&
+  return c.zero.min <= 0 && c.zero.max >= 3 && c.replicas.min <= any.min &&
+         c.replicas.max >= any.max && !c.recompute && !c.flash_attention &&
          !c.sequence_parallel && c.framework == Framework::any;
 }
 

@@ -54,6 +54,13 @@ struct Plan {
   /// through expert_tp().
   std::int64_t etp = 0;
   int zero = 0;  ///< ZeRO stage 0–3, sharding over the dp·cp ranks that hold the same weights
+  /// Hybrid sharding (HSDP): the data-parallel ranks of one shard group. ZeRO shards the state
+  /// over the innermost dp_shard of the dp ranks (with every cp rank) and replicates it across
+  /// the dp / dp_shard groups, whose gradients are all-reduced once per step (PyTorch FSDP
+  /// HYBRID_SHARD and torchtitan's data_parallel_shard_degree; DeepSpeed MiCS, Zhang et al.
+  /// 2022, arXiv 2205.00119, §3; Megatron-LM --num-distributed-optimizer-instances). 0 means
+  /// dp: one group, no replicas. Read it through shard_dp(); only with zero ≥ 1.
+  std::int64_t dp_shard = 0;
   Recompute recompute = Recompute::none;
   bool flash_attention = false;
   bool sequence_parallel = false;
@@ -137,6 +144,16 @@ inline constexpr std::array<AxisInfo, axis_count> axes{{
 /// The expert tensor-parallel degree in effect: etp when the plan sets it, else tp.
 [[nodiscard]] inline std::int64_t expert_tp(const Plan& p) noexcept {
   return p.etp > 0 ? p.etp : p.tp;
+}
+
+/// The data-parallel ranks of a shard group (Plan::dp_shard): dp unless the plan sets fewer.
+[[nodiscard]] inline std::int64_t shard_dp(const Plan& p) noexcept {
+  return p.dp_shard > 0 && p.dp_shard < p.dp ? p.dp_shard : p.dp;
+}
+
+/// Copies of the sharded state under hybrid sharding (dp / dp_shard); 1 without it.
+[[nodiscard]] inline std::int64_t state_replicas(const Plan& p) noexcept {
+  return p.dp / shard_dp(p);
 }
 
 [[nodiscard]] inline std::int64_t gpus(const Plan& p) noexcept {

@@ -42,6 +42,9 @@ enum class ViolationKind {
   etp_tp,                ///< etp does not divide tp
   ep_etp_world,          ///< ep·etp does not divide tp·dp·cp, the MoE layers' ranks of a stage
   etp_serving,           ///< serving: etp other than tp
+  dp_shard_dp,           ///< dp_shard below 0 or not dividing dp
+  dp_shard_zero,         ///< hybrid sharding (dp_shard < dp) with nothing sharded (ZeRO 0)
+  dp_shard_moe,          ///< hybrid sharding on a mixture-of-experts model (not modelled)
 };
 
 struct Violation {
@@ -106,6 +109,16 @@ enum class LegalityScope { plan, degrees };
       return Violation{K::not_positive, "virtual_stages", p.virtual_stages};
     }
     if (p.zero < 0 || p.zero > 3) return Violation{K::zero_stage, "zero", p.zero};
+    // Hybrid sharding: shard groups of dp_shard of the dp ranks, so dp_shard divides dp; it
+    // shards ZeRO's state, so it needs a stage that shards some; the expert-data-parallel
+    // group's split into shard groups is not modelled (docs/model.md §3).
+    if (p.dp_shard < 0 || (p.dp_shard > 0 && p.dp % p.dp_shard != 0)) {
+      return Violation{K::dp_shard_dp, "dp_shard", p.dp_shard};
+    }
+    if (state_replicas(p) > 1) {
+      if (p.zero == 0) return Violation{K::dp_shard_zero, "dp_shard", p.dp_shard};
+      if (is_moe(m)) return Violation{K::dp_shard_moe, "dp_shard", p.dp_shard};
+    }
     std::uint32_t seen = 0;
     for (const Axis a : p.placement) {
       const auto bit = static_cast<std::uint32_t>(a);

@@ -105,11 +105,12 @@ struct GpuParams {
   return {(stage_params(m, p) - experts) / tp, experts / (etp * static_cast<double>(p.ep))};
 }
 
-/// Ranks that hold identical weights and so can shard model state between them: the data-
-/// and context-parallel ranks of one model shard (ZeRO, Rajbhandari et al. 2020,
-/// arXiv 1910.02054, §5; Megatron-LM shards the distributed optimizer over dp×cp).
+/// Ranks that shard model state between them: the data- and context-parallel ranks of one
+/// model shard, which hold identical weights (ZeRO, Rajbhandari et al. 2020,
+/// arXiv 1910.02054, §5; Megatron-LM shards the distributed optimizer over dp×cp); under
+/// hybrid sharding only one shard group's dp_shard·cp of them (Plan::dp_shard).
 [[nodiscard]] inline std::int64_t state_shard_ranks(const Plan& p) noexcept {
-  return p.dp * p.cp;
+  return shard_dp(p) * p.cp;
 }
 
 /// Parameters of one transformer layer on one GPU: the rest split by tp, its routed experts

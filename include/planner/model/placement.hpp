@@ -197,6 +197,58 @@ template <std::size_t N>
   return held;
 }
 
+/// Hybrid sharding's two groups (Plan::dp_shard), each as up to two dimensions of `take`
+/// ranks `stride` apart: a shard group is every cp rank and the innermost dp_shard of the dp
+/// ranks; a replica group takes one rank of each shard group, dp ranks dp_shard apart
+/// (torchtitan's mesh [..., "dp_replicate", "dp_shard", "cp", "tp"], outermost first; PyTorch
+/// FSDP HYBRID_SHARD shards inside and replicates across).
+struct RankDim {
+  std::int64_t stride = 1;
+  std::int64_t take = 1;
+};
+struct HybridGroup {
+  std::array<RankDim, 2> dims{};
+  std::size_t tier = 0;                ///< the innermost tier whose domain holds the group
+  std::int64_t ranks_per_node = 1;     ///< of its ranks, in one node
+};
+
+/// The group's tier and ranks per node from its dimensions, as axis_tier and
+/// group_ranks_per_domain count an axis's (aligned blocks of stride × take).
+[[nodiscard]] inline HybridGroup placed_group(const std::array<RankDim, 2>& dims,
+                                              const Cluster& c) noexcept {
+  HybridGroup g;
+  g.dims = dims;
+  auto inside = [&](std::int64_t domain) {
+    for (const RankDim& d : dims) {
+      if (d.take > 1 && domain % (d.stride * d.take) != 0) return false;
+    }
+    return true;
+  };
+  const std::size_t last = c.network_index();
+  g.tier = last;
+  for (std::size_t k = 0; k < last; ++k) {
+    if (inside(domain_gpus(c, k))) {
+      g.tier = k;
+      break;
+    }
+  }
+  const std::int64_t node = domain_gpus(c, 0);
+  for (const RankDim& d : dims) {
+    if (d.take > 1 && d.stride < node) g.ranks_per_node *= std::min(d.take, node / d.stride);
+  }
+  return g;
+}
+
+/// The shard group of a hybrid-sharded plan (all of the dp·cp group without hybrid sharding).
+[[nodiscard]] inline HybridGroup shard_group(const Plan& p, const Cluster& c) noexcept {
+  return placed_group({{{stride(p, Axis::cp), p.cp}, {stride(p, Axis::dp), shard_dp(p)}}}, c);
+}
+
+/// The replica group of a hybrid-sharded plan (one rank without hybrid sharding).
+[[nodiscard]] inline HybridGroup replica_group(const Plan& p, const Cluster& c) noexcept {
+  return placed_group({{{stride(p, Axis::dp) * shard_dp(p), state_replicas(p)}, {1, 1}}}, c);
+}
+
 /// True when the group of `axis` stays inside a node (tier 0).
 [[nodiscard]] inline bool inside_node(const Plan& p, const Cluster& c, Axis axis) noexcept {
   return axis_tier(p, c, axis) == 0;

@@ -47,6 +47,19 @@ struct DataParallelTraffic {
   double collectives_per_step = 0;
   double forward_window_seconds = 0;   ///< one micro-batch's forward: what hides a gather
   double backward_window_seconds = 0;  ///< one micro-batch's backward: what hides a reduction
+  /// The collectives one micro-batch's backward carries: the all-reduce (ZeRO-0), the
+  /// reduce-scatter, and under ZeRO-3 the gather too unless gathers block.
+  double backward_comm_seconds = 0;
+  // Hybrid sharding (Plan::dp_shard): the fields above are the shard group's; its replicas
+  // all-reduce the reduced gradient shard once per step (fill_replica_all_reduce). 1 replica
+  // and zeros without it.
+  std::int64_t replicas = 1;             ///< copies of the sharded state (dp / dp_shard)
+  std::int64_t replica_ranks_per_node = 1;
+  std::size_t replica_tier = 0;          ///< the tier the replica group pays
+  CollectiveCost replica_all_reduce;     ///< the whole shard's all-reduce, one collective
+  double replica_seconds = 0;            ///< in comm_seconds: its buckets, each its latency
+  double replica_exposed_seconds = 0;    ///< in exposed_seconds: what the backward leaves
+  double replica_bytes_per_step = 0;     ///< in bytes_per_step: what each rank sends in it
 };
 
 struct TrainingTime {
@@ -171,14 +184,15 @@ struct TrainingTime {
 /// Fills `t`, which must be zero (a member of a fresh TrainingTime: filling it in place
 /// spares the step-time function a copy, issue 8's speed bound).
 inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const Plan& p,
-                                       std::int64_t ranks, std::int64_t inside, double params,
+                                       std::int64_t ranks, std::int64_t inside,
+                                       std::size_t group_tier, double params,
                                        double forward_seconds, double backward_seconds,
                                        DataParallelTraffic& t) noexcept {
   t.ranks = ranks;
   t.ranks_per_node = inside;
   t.forward_window_seconds = forward_seconds;
   t.backward_window_seconds = backward_seconds;
-  t.tier = axis_tier(p, c, Axis::dp);
+  t.tier = group_tier;
   t.inside_node = t.tier == 0;
   const Tier& tier = c.tiers[t.tier];
   t.gradient_bytes = bytes_of(m.precision.gradients) * params;
@@ -218,6 +232,8 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
     rs = buckets * rs_bucket;
     ag = buckets * ag_bucket;
   }
+  t.backward_comm_seconds =
+      p.zero == 0 ? ar : (p.zero == 3 && !p.zero3_blocking_gathers ? ag + rs : rs);
   switch (p.zero) {
     case 0:
       t.collectives_per_step = 1.0;
@@ -263,13 +279,69 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
   t.exposed_seconds += t.overlap_cost_seconds;
 }
 
+/// Hybrid sharding's second level (Plan::dp_shard; MiCS, Zhang et al. 2022, arXiv 2205.00119,
+/// §3.3 "2-hop gradient synchronization"): once per step, after the shard group has
+/// reduce-scattered the last micro-batch's gradients, each rank all-reduces its reduced shard
+/// (the gradient over the shard group's ranks) with the ranks that hold the same shard in the
+/// other replicas, bucket by bucket (the shard group's buckets, each its own latency), behind
+/// what the last backward leaves after the shard group's own collectives. The replicas hold
+/// the same shard of the state, so nothing else crosses them. FSDP2 without
+/// set_requires_all_reduce(False) all-reduces every micro-batch instead: the planner models
+/// the once-per-step schedule (MiCS's, Megatron-LM's distributed-optimizer instances').
+inline void fill_replica_all_reduce(const Model& m, const Cluster& c, const Plan& p,
+                                    DataParallelTraffic& t) noexcept {
+  const HybridGroup g = replica_group(p, c);
+  t.replicas = state_replicas(p);
+  t.replica_ranks_per_node = g.ranks_per_node;
+  t.replica_tier = g.tier;
+  const double shard_bytes = t.gradient_bytes / static_cast<double>(t.ranks);
+  const double buckets = static_cast<double>(stage_layers(m, p)) *
+                         static_cast<double>(dp_collectives_per_layer(p));
+  t.replica_all_reduce = group_collective(Collective::all_reduce, t.replicas, g.ranks_per_node,
+                                          shard_bytes, c.tiers[0], c.tiers[g.tier]);
+  const CollectiveCost bucket =
+      group_collective(Collective::all_reduce, t.replicas, g.ranks_per_node,
+                       shard_bytes / buckets, c.tiers[0], c.tiers[g.tier]);
+  t.replica_seconds = buckets * bucket.seconds();
+  // The last backward's window, less the shard group's collectives that run in it: the
+  // reduce-scatter, and under ZeRO-3 without blocking gathers the backward's gather too.
+  const double window = std::max(0.0, t.backward_window_seconds - t.backward_comm_seconds);
+  const double exposed = exposed_seconds(t.replica_seconds, bucket.seconds(), window);
+  const double cost = c.tiers[g.tier].processor_usage * (t.replica_seconds - exposed);
+  t.replica_exposed_seconds = exposed + cost;
+  t.comm_seconds += t.replica_seconds;
+  t.whole_buffer_seconds += t.replica_all_reduce.seconds();
+  t.overlap_cost_seconds += cost;
+  t.exposed_seconds += t.replica_exposed_seconds;
+  const double r = static_cast<double>(t.replicas);
+  t.replica_bytes_per_step = 2.0 * (r - 1.0) / r * shard_bytes;
+  t.bytes_per_step += t.replica_bytes_per_step;
+}
+
+/// The dense data-parallel traffic: the dp·cp group's (fill_sharded_state_traffic), or under
+/// hybrid sharding its shard group's and the replicas' all-reduce (fill_replica_all_reduce).
+inline void fill_data_parallel_traffic(const Model& m, const Cluster& c, const Plan& p,
+                                       double forward_seconds, double backward_seconds,
+                                       DataParallelTraffic& t) noexcept {
+  const double params = gpu_params(m, p).replicated;
+  if (state_replicas(p) == 1) {
+    fill_sharded_state_traffic(m, c, p, state_shard_ranks(p), dense_group_ranks_per_node(p, c),
+                               axis_tier(p, c, Axis::dp), params, forward_seconds,
+                               backward_seconds, t);
+    return;
+  }
+  const HybridGroup shard = shard_group(p, c);
+  fill_sharded_state_traffic(m, c, p, state_shard_ranks(p), shard.ranks_per_node, shard.tier,
+                             params, forward_seconds, backward_seconds, t);
+  fill_replica_all_reduce(m, c, p, t);
+}
+
 [[nodiscard]] inline DataParallelTraffic data_parallel_traffic(const Model& m, const Cluster& c,
                                                                const Plan& p,
                                                                double forward_seconds,
                                                                double backward_seconds) noexcept {
   DataParallelTraffic t;
-  fill_sharded_state_traffic(m, c, p, state_shard_ranks(p), dense_group_ranks_per_node(p, c),
-                             gpu_params(m, p).replicated, forward_seconds, backward_seconds, t);
+  fill_data_parallel_traffic(m, c, p, forward_seconds, backward_seconds, t);
   return t;
 }
 
@@ -282,8 +354,8 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
   DataParallelTraffic t;
   if (!is_moe(m)) return t;
   fill_sharded_state_traffic(m, c, p, expert_data_parallel_ranks(p),
-                             expert_group_ranks_per_node(p, c), gpu_params(m, p).experts,
-                             forward_seconds, backward_seconds, t);
+                             expert_group_ranks_per_node(p, c), axis_tier(p, c, Axis::dp),
+                             gpu_params(m, p).experts, forward_seconds, backward_seconds, t);
   return t;
 }
 
@@ -596,10 +668,11 @@ inline void add_expert_traffic(const Model& m, const Cluster& c, const Plan& p,
   t.micro_batches = p.grad_accum;
   const double slot = t.micro_batch_seconds();
   t.bubble_seconds = bubble_slots(p) * slot;
-  fill_sharded_state_traffic(m, c, p, state_shard_ranks(p), dense_group_ranks_per_node(p, c),
-                             gpu_params(m, p).replicated, forward_seconds, backward_seconds,
-                             t.dp);
-  if (t.dp.tier == c.network_index()) t.inter_node_bytes += t.dp.bytes_per_step;
+  fill_data_parallel_traffic(m, c, p, forward_seconds, backward_seconds, t.dp);
+  if (t.dp.tier == c.network_index()) {
+    t.inter_node_bytes += t.dp.bytes_per_step - t.dp.replica_bytes_per_step;
+  }
+  if (t.dp.replica_tier == c.network_index()) t.inter_node_bytes += t.dp.replica_bytes_per_step;
   if (is_moe(m)) {  // a dense model's expert terms stay zero without being computed
     t.expert_dp = expert_data_parallel_traffic(m, c, p, forward_seconds, backward_seconds);
     if (t.expert_dp->tier == c.network_index()) t.inter_node_bytes += t.expert_dp->bytes_per_step;

@@ -66,6 +66,10 @@ inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis:
       if (p.tables_in_pipeline_split) {
         return "DeepSpeed's pipeline engine does not count the embedding and loss as layers";
       }
+      // MiCS (runtime/zero/mics.py, zero_optimization.mics_shard_size) is a stage-3 engine.
+      if (state_replicas(p) > 1 && p.zero != 3) {
+        return "DeepSpeed shards in groups (MiCS) at stage 3 only";
+      }
       return {};
   }
   return {};
@@ -107,6 +111,7 @@ inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis:
 /// order.
 [[nodiscard]] inline bool within_settings(const Constraints& c, const Plan& p) noexcept {
   if (!c.zero.holds(p.zero)) return false;
+  if (!c.replicas.holds(state_replicas(p))) return false;
   if (c.recompute && *c.recompute != p.recompute) return false;
   if (c.flash_attention && *c.flash_attention != p.flash_attention) return false;
   if (c.sequence_parallel && p.tp > 1 && *c.sequence_parallel != p.sequence_parallel) return false;

@@ -55,6 +55,7 @@ struct RankKey {
   // canonical tail: a total order over distinct plans
   std::int64_t dp = 0, tp = 0, pp = 0, cp = 0, ep = 0, micro_batch = 0;
   std::int64_t etp_split = 0;  ///< tp − etp: 0 for Megatron-LM's default etp = tp
+  std::int64_t replicas = 1;   ///< hybrid sharding's copies of the state (1: none)
   int flash = 0, sp = 0;
   int placement = 0;
 
@@ -62,7 +63,8 @@ struct RankKey {
     return std::tie(misses_slo, band, time, throughput, model_axes, pipeline, crossing_axes,
                     inter_node_bytes, virtual_stages, tables_split, memory_bytes, exact_time,
                     zero, recompute,
-                    dp, tp, pp, cp, ep, etp_split, micro_batch, flash, sp, placement);
+                    dp, tp, pp, cp, ep, etp_split, replicas, micro_batch, flash, sp,
+                    placement);
   }
   friend bool operator<(const RankKey& a, const RankKey& b) noexcept { return a.tie() < b.tie(); }
 };
@@ -115,6 +117,7 @@ struct RankKey {
   k.cp = p.cp;
   k.ep = p.ep;
   k.etp_split = p.tp - expert_tp(p);
+  k.replicas = state_replicas(p);
   k.micro_batch = p.micro_batch;
   k.flash = p.flash_attention ? 0 : 1;
   k.sp = p.sequence_parallel ? 0 : 1;
