@@ -236,3 +236,33 @@ TEST_CASE("hybrid sharding: --fix replicas bounds the search", "[hsdp][search]")
   REQUIRE(only.code == 0);
   CHECK(only.out.find("\"dp_shard\"") != std::string::npos);
 }
+
+TEST_CASE("hybrid sharding: each framework's launch arguments", "[hsdp][export]") {
+  // Scenario B's 64 GPUs as dp 64 in shard groups of one node (8 ranks), 8 replicas.
+  auto pinned = [](int zero) {
+    return "/plan={\"dp\": 64, \"zero\": " + std::to_string(zero) +
+           ", \"dp_shard\": 8, \"recompute\": \"full\", \"flash_attention\": true}";
+  };
+  // torchtitan config/job_config.py: FSDP2 over data_parallel_shard_degree, replicated over
+  // data_parallel_replicate_degree.
+  const auto titan = cli_harness::run(
+      {"export", "scenarios/b.json", "--to", "torchtitan", "--set", pinned(3)});
+  REQUIRE(titan.code == 0);
+  CHECK(titan.out.find("data_parallel_replicate_degree = 8\n") != std::string::npos);
+  CHECK(titan.out.find("data_parallel_shard_degree = 8\n") != std::string::npos);
+  // Megatron-LM arguments.py: the distributed optimizer's copies across the data-parallel
+  // domain.
+  const auto megatron = cli_harness::run(
+      {"export", "scenarios/b.json", "--to", "megatron", "--set", pinned(1)});
+  REQUIRE(megatron.code == 0);
+  CHECK(megatron.out.find("--num-distributed-optimizer-instances 8") != std::string::npos);
+  // DeepSpeed zero/config.py mics_shard_size: MiCS, a stage-3 engine.
+  const auto ds = cli_harness::run(
+      {"export", "scenarios/b.json", "--to", "deepspeed", "--set", pinned(3)});
+  REQUIRE(ds.code == 0);
+  CHECK(ds.out.find("\"mics_shard_size\": 8") != std::string::npos);
+  const auto ds1 = cli_harness::run(
+      {"export", "scenarios/b.json", "--to", "deepspeed", "--set", pinned(1)});
+  CHECK(ds1.code == 2);
+  CHECK(ds1.err.find("MiCS") != std::string::npos);
+}
