@@ -252,6 +252,10 @@ std::string violation_message(const Scenario& s, const Plan& p, const Violation&
       return fmt::format("dp_shard = {} (hybrid sharding) needs zero >= 1 (it shards ZeRO's "
                          "state in groups); raise zero or remove dp_shard",
                          p.dp_shard);
+    case ViolationKind::dp_shard_serving:
+      return fmt::format("a serving plan has no training state to shard: remove dp_shard ({}) "
+                         "or set it to dp ({})",
+                         p.dp_shard, p.dp);
     case ViolationKind::dp_shard_moe:
       return fmt::format("dp_shard = {} (hybrid sharding) is modelled for dense models only; "
                          "remove dp_shard or set it to dp ({})",

@@ -187,6 +187,9 @@ TEST_CASE("hybrid sharding: legality", "[hsdp]") {
         ViolationKind::dp_shard_zero);
   p.dp_shard = 16;  // dp_shard = dp: not hybrid, so ZeRO-0 is fine
   CHECK_FALSE(first_violation(m, c, WorkloadKind::training, p, LegalityScope::plan));
+  p.dp_shard = 8;  // serving holds no training state
+  CHECK(first_violation(m, c, WorkloadKind::serving, p, LegalityScope::plan)->kind ==
+        ViolationKind::dp_shard_serving);
 }
 
 TEST_CASE("hybrid sharding: bad input is one clear line, exit 2", "[hsdp][cli]") {

@@ -45,6 +45,7 @@ enum class ViolationKind {
   dp_shard_dp,           ///< dp_shard below 0 or not dividing dp
   dp_shard_zero,         ///< hybrid sharding (dp_shard < dp) with nothing sharded (ZeRO 0)
   dp_shard_moe,          ///< hybrid sharding on a mixture-of-experts model (not modelled)
+  dp_shard_serving,      ///< serving: hybrid sharding (there is no state to shard)
 };
 
 struct Violation {
@@ -116,6 +117,9 @@ enum class LegalityScope { plan, degrees };
       return Violation{K::dp_shard_dp, "dp_shard", p.dp_shard};
     }
     if (state_replicas(p) > 1) {
+      if (kind == WorkloadKind::serving) {
+        return Violation{K::dp_shard_serving, "dp_shard", p.dp_shard};
+      }
       if (p.zero == 0) return Violation{K::dp_shard_zero, "dp_shard", p.dp_shard};
       if (is_moe(m)) return Violation{K::dp_shard_moe, "dp_shard", p.dp_shard};
     }
