@@ -77,6 +77,10 @@ inline constexpr std::array recompute_choices{Choice<Recompute>{"none", Recomput
                                        Choice<Recompute>{"full", Recompute::full}};
 inline constexpr std::array kv_sharding_choices{Choice<KvSharding>{"replicate", KvSharding::replicate},
                                          Choice<KvSharding>{"batch", KvSharding::batch}};
+/// workload.elementwise_kernels: fused (Megatron-LM, Transformer Engine) or eager (one PyTorch
+/// kernel per operation); the value is Plan::eager_elementwise.
+inline constexpr std::array elementwise_kernel_choices{Choice<bool>{"fused", false},
+                                                       Choice<bool>{"eager", true}};
 inline constexpr std::array kind_choices{Choice<WorkloadKind>{"training", WorkloadKind::training},
                                   Choice<WorkloadKind>{"serving", WorkloadKind::serving}};
 /// The placed axes of the axis table (inputs/plan.hpp) as choices; they come first.

@@ -293,6 +293,7 @@ inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scr
         base.pp_comm_overlap = ctx.workload.training.pp_comm_overlap;
         base.zero3_collectives_per_layer = ctx.workload.training.zero3_collectives_per_layer;
         base.zero3_blocking_gathers = ctx.workload.training.zero3_blocking_gathers;
+        base.eager_elementwise = ctx.workload.training.eager_elementwise;
         base.dp = world / tp / cp / pp;
         if (!passes_axes(filter, base, true)) continue;
         if (const std::optional<Violation> v = first_violation(

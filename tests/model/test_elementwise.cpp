@@ -145,3 +145,35 @@ TEST_CASE("untiled attention's score traffic, kernel by kernel, worked by hand",
   p.flash_attention = true;
   CHECK(training_time(m, c, p, c.gpu.flops_per_second).scores_io_seconds == 0.0);
 }
+
+TEST_CASE("memory-bound bytes in eager PyTorch, worked kernel by kernel", "[elementwise]") {
+  // small_gated: h 1024, q 1024 (16 heads of 64), kv 256, f 2816; bf16 (e = 2); tp 2 with SP,
+  // so the hidden-state terms and the head/MLP terms are both halved. Bytes per token-layer
+  // (docs/model.md §6a's eager table, each kernel's reads and writes):
+  //   forward, hidden state: 2 norms × (e+4 + 4+4 + 4 + 4+4 + 4+e + 2e = 36) × 1024 = 73,728,
+  //            2 residual adds × 3e × 1024 = 12,288; 86,016 / 2 = 43,008;
+  //   forward, heads and MLP: rotary (e+4 + 8 + 4+e = 20) × (1024 + 256) = 25,600, repeat_kv
+  //            2e × 1280 = 5,120, the attention output's copy 2e × 1024 = 4,096, SwiGLU
+  //            5e × 2816 = 28,160; 62,976 / 2 = 31,488. Forward 74,496.
+  //   backward, hidden state: 2 norms × 84 × 1024 = 172,032, 2 accumulations × 3e × 1024 =
+  //            12,288; 184,320 / 2 = 92,160;
+  //   backward, heads and MLP: rotary 25,600, repeat_kv 5,120, SwiGLU 9e × 2816 = 50,688;
+  //            81,408 / 2 = 40,704. Backward 132,864.
+  // Fused (the first test): 18,688 + 24,320 = 43,008 per token-layer. Over 8192 token-layers
+  // the eager layers move (74,496 + 132,864 − 43,008) × 8192 bytes more; the loss is the same.
+  Plan p = tp2_sp();
+  p.eager_elementwise = true;
+  const ElementwiseBytes b = elementwise_bytes(small_gated(), p);
+  CHECK(b.forward == Approx(74496.0 * 8192.0 + 917504000.0 * 5.0 / 7.0));
+  CHECK(b.backward == Approx(132864.0 * 8192.0 + 917504000.0 * 2.0 / 7.0));
+  CHECK(b.total() == Approx(1269825536.0 + (74496.0 + 132864.0 - 43008.0) * 8192.0));
+  // Without grouped KV heads (kv = q = 1024) there is no repeat_kv copy, and rotary covers
+  // 2048 columns: forward heads and MLP 20 × 2048 + 4,096 + 28,160 = 73,216 / 2 = 36,608, so
+  // 43,008 + 36,608 = 79,616 per token-layer against the fused 18,688 (which does not depend on
+  // the KV heads).
+  Model mha = small_gated();
+  mha.kv_heads = mha.heads;
+  const ElementwiseBytes eager_mha = elementwise_bytes(mha, p);
+  const ElementwiseBytes fused_mha = elementwise_bytes(mha, tp2_sp());
+  CHECK(eager_mha.forward - fused_mha.forward == Approx((79616.0 - 18688.0) * 8192.0));
+}

@@ -87,6 +87,10 @@ struct Plan {
   /// same names (inputs/workload.hpp).
   std::int64_t zero3_collectives_per_layer = 1;
   bool zero3_blocking_gathers = false;
+  /// Eager PyTorch's elementwise kernels, one per operation, instead of fused ones
+  /// (elementwise.hpp eager_layer_bytes); set for every candidate by the workload's
+  /// elementwise_kernels "eager".
+  bool eager_elementwise = false;
   Placement placement = default_placement;
 };
 

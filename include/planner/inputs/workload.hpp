@@ -43,6 +43,11 @@ struct Training {
   /// ZeRO-3: the host synchronizes the device before each gather (DeepSpeed 2021's
   /// _allgather_param calls torch.cuda.synchronize()), so no gather overlaps compute (Plan).
   bool zero3_blocking_gathers = false;
+  /// The framework runs each elementwise operation (norms, rotary embeddings, the MLP's
+  /// activation) as its own kernel: PyTorch in eager mode, without torch.compile (torchtitan's
+  /// and fms-fsdp's defaults), where Megatron-LM and Transformer Engine fuse them
+  /// (Plan::eager_elementwise; elementwise.hpp). Scenario key elementwise_kernels "eager".
+  bool eager_elementwise = false;
 };
 
 /// How the KV cache is laid out when tp exceeds the KV heads (docs/model.md §8.3): each rank

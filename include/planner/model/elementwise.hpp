@@ -49,6 +49,30 @@
 /// (h).
 ///
 /// Full recompute runs the forward operations once more.
+///
+/// Eager PyTorch (Plan::eager_elementwise, workload.elementwise_kernels "eager": no
+/// torch.compile, no fused kernels) runs each elementwise operation of the layer as its own
+/// kernel, each reading its inputs from HBM and writing its output there, and autograd runs one
+/// or more kernels per operation backward. Counted kernel by kernel on Meta's reference Llama
+/// code as torchtitan runs it (torchtitan 9dec370: models/norms.py RMSNorm lines 96-101,
+/// models/llama/model.py apply_rotary_emb 108-113, repeat_kv, Attention.forward's
+/// transpose(1, 2).contiguous(), FeedForward 253, TransformerBlock 323-324), in bytes per
+/// element, e the activation dtype's bytes, fp32 intermediates 4:
+///
+/// | operation (width) | forward kernels | fwd | backward kernels | bwd |
+/// |---|---|---|---|---|
+/// | RMSNorm, 2 per layer (h) | x.float() e+4, pow(2) 4+4, mean 4, x·rsqrt 4+4, type_as 4+e, ·weight 2e | 28 + 4e | ·weight's input grad 2e and weight grad (product, sum) 4e, cast e+4, x·r's grads: 4+4 and (product, sum) 8+4+4, mean's expand 4, pow's 2x and ·g 4+4+8+4, the two grads of x added 8+4, cast 4+e | 68 + 8e |
+/// | rotary, Q and K (q + kv) | float() e+4, complex multiply 4+4, type_as 4+e | 16 + 2e | the same three backward | 16 + 2e |
+/// | repeat_kv, GQA only (K and V: read kv, write q) | expand + reshape copies | 2e·(q + kv) | sum over the repeats | 2e·(q + kv) |
+/// | attention output (q) | transpose(1, 2).contiguous() | 2e·q | none | 0 |
+/// | SwiGLU (f) | silu 2e, product 3e | 5e | product's two grads 3e + 3e, silu's 3e | 9e |
+/// | GeLU MLP (f), residual adds (h) | as fused | | the two residual grads accumulated 3e each (fused: 2e) | |
+///
+/// (the reductions' outputs, per-token scalars, and the rotary table, broadcast over heads, are
+/// not counted). At e = 2 a norm moves 36 and 84 bytes per element where the fused kernels move
+/// 4 and 6. The MoE permutation and the loss are counted as above. The count is of torchtitan's
+/// code; other eager code with the same operations (fms-fsdp's FMS Llama: the same RMSNorm and
+/// SwiGLU, a heavier rotary) is counted the same, and the records say where it differs.
 
 namespace planner {
 
@@ -57,6 +81,31 @@ struct ElementwiseBytes {
   double backward = 0;  ///< bytes through HBM in the backward pass
   [[nodiscard]] double total() const noexcept { return forward + backward; }
 };
+
+/// One layer's elementwise bytes per token in eager PyTorch (the eager table above), before the
+/// splits: the terms on the whole hidden state (norms, residual adds, the MoE permutation as
+/// fused), split by tp only with sequence parallelism, and those on the heads or the MLP's
+/// width, split by tp.
+struct EagerLayerBytes {
+  double forward_replicated = 0, backward_replicated = 0;
+  double forward_split = 0, backward_split = 0;
+};
+[[nodiscard]] inline EagerLayerBytes eager_layer_bytes(const Model& m, double e) noexcept {
+  const double h = static_cast<double>(m.hidden);
+  const double f = mlp_f_per_token(m);
+  const double q = attention_core_width(m);
+  const double kv = kv_hidden(m);
+  const double permute = 2.0 * h * (moe_layer_share(m) + routed_copies_per_token(m)) * e;
+  const bool grouped = m.kv_heads > 0 && m.kv_heads < m.heads;
+  EagerLayerBytes b;
+  b.forward_replicated = 2.0 * (28.0 + 4.0 * e) * h + 2.0 * 3.0 * e * h + permute;
+  b.backward_replicated = 2.0 * (68.0 + 8.0 * e) * h + 2.0 * 3.0 * e * h + permute;
+  const double rotary = (16.0 + 2.0 * e) * (q + kv);
+  const double repeat = grouped ? 2.0 * e * (q + kv) : 0.0;
+  b.forward_split = rotary + repeat + 2.0 * e * q + (m.gated_mlp ? 5.0 : 2.0) * e * f;
+  b.backward_split = rotary + repeat + (m.gated_mlp ? 9.0 : 3.0) * e * f;
+  return b;
+}
 
 /// HBM bytes of the memory-bound operations of one micro-batch on one GPU of the largest
 /// stage (the table above).
@@ -80,6 +129,11 @@ struct ElementwiseBytes {
   const double bwd_f = m.gated_mlp ? 5.0 * f : 3.0 * f;
   double fwd = act * (fwd_replicated / sp_split + fwd_f / tp);
   double bwd = act * (bwd_replicated / sp_split + bwd_f / tp);
+  if (p.eager_elementwise) {
+    const EagerLayerBytes eager = eager_layer_bytes(m, act);
+    fwd = eager.forward_replicated / sp_split + eager.forward_split / tp;
+    bwd = eager.backward_replicated / sp_split + eager.backward_split / tp;
+  }
   if (m.precision.compute == Dtype::fp8) {
     constexpr double cast_bytes = 4.0;  // read 2 B, write FP8 and its transpose
     const double gemm_out_f = m.gated_mlp ? 2.0 * f : f;
