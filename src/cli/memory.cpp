@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "command.hpp"
+#include "planner/inputs/workload_settings.hpp"
 #include "planner/io/context.hpp"
 #include "planner/base/error.hpp"
 #include "planner/cli/cli.hpp"
@@ -128,6 +129,10 @@ Plan memory_plan(const Scenario& s, const MemoryArgs& a) {
       if (row.enumerated) overflow = overflow || __builtin_mul_overflow(others, p.*row.degree, &others);
     }
     p.*fill->degree = overflow ? 1 : std::max<std::int64_t>(1, world_size(s.cluster) / others);
+  }
+  // A plan built from flags is timed as the search times it: the workload's framework settings.
+  if (!pinned && s.workload.kind == WorkloadKind::training) {
+    apply_workload_settings(s.workload.training, p);
   }
   if (a.zero) p.zero = *a.zero;
   if (a.recompute) p.recompute = parse_recompute(*a.recompute);

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "collector.hpp"
+#include "planner/inputs/workload_settings.hpp"
 #include "planner/model/legality.hpp"
 
 namespace planner::search_detail {
@@ -289,11 +290,7 @@ inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scr
         base.tp = tp;
         base.cp = cp;
         base.pp = pp;
-        base.tp_comm_overlap = ctx.workload.training.tp_comm_overlap;
-        base.pp_comm_overlap = ctx.workload.training.pp_comm_overlap;
-        base.zero3_collectives_per_layer = ctx.workload.training.zero3_collectives_per_layer;
-        base.zero3_blocking_gathers = ctx.workload.training.zero3_blocking_gathers;
-        base.eager_elementwise = ctx.workload.training.eager_elementwise;
+        apply_workload_settings(ctx.workload.training, base);
         base.dp = world / tp / cp / pp;
         if (!passes_axes(filter, base, true)) continue;
         if (const std::optional<Violation> v = first_violation(

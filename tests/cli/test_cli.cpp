@@ -223,3 +223,42 @@ TEST_CASE("plan drops a pinned plan that no longer fits the overridden cluster",
   CHECK(m.code == 2);
   CHECK_THAT(m.err, Catch::Contains("/plan: world size is 8 GPUs"));
 }
+
+TEST_CASE("memory with flags times the plan as the search does: the workload's settings apply",
+          "[cli]") {
+  // The recommendation of a scenario whose workload runs eager kernels, evaluated again from
+  // flags: the same step time (the plan built from flags takes the workload's framework
+  // settings, inputs/workload_settings.hpp, as the search's candidates do).
+  const std::string set = "/workload/elementwise_kernels=\"eager\"";
+  const auto plan = cli_harness::run({"plan", "scenarios/q1-llama-3.1-8b-one-node.json", "--set",
+                                      set, "--format", "json", "--no-thresholds"});
+  REQUIRE(plan.code == 0);
+  const auto best = nlohmann::json::parse(plan.out).at("best");
+  CHECK(best.at("elementwise_kernels") == "eager");
+  std::vector<std::string> args{"memory", "scenarios/q1-llama-3.1-8b-one-node.json", "--set", set,
+                                "--format", "json"};
+  for (const char* axis : {"tp", "pp", "cp", "dp"}) {
+    args.push_back(std::string("--") + axis);
+    args.push_back(std::to_string(best.at(axis).get<std::int64_t>()));
+  }
+  const std::vector<std::pair<const char*, std::string>> flags{
+      {"--zero", std::to_string(best.at("zero").get<int>())},
+      {"--recompute", best.at("recompute").get<std::string>()},
+      {"--flash", best.at("flash_attention").get<bool>() ? "on" : "off"},
+      {"--micro-batch", std::to_string(best.at("micro_batch").get<std::int64_t>())},
+      {"--grad-accum", std::to_string(best.at("grad_accum").get<std::int64_t>())}};
+  for (const auto& [flag, value] : flags) {
+    args.emplace_back(flag);
+    args.push_back(value);
+  }
+  if (best.at("tp").get<std::int64_t>() > 1) {
+    args.emplace_back("--sp");
+    args.emplace_back(best.at("sequence_parallel").get<bool>() ? "on" : "off");
+  }
+  const auto memory = cli_harness::run(args);
+  REQUIRE(memory.code == 0);
+  const auto evaluated = nlohmann::json::parse(memory.out);
+  CHECK(evaluated.at("plan").at("elementwise_kernels") == "eager");
+  CHECK(evaluated.at("plan").at("time").at("step").get<double>() ==
+        Approx(best.at("time").at("step").get<double>()).epsilon(1e-12));
+}
