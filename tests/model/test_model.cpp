@@ -492,6 +492,37 @@ TEST_CASE("ZeRO-3 per parameter tensor, with blocking gathers, by hand", "[data_
         data_parallel_traffic(m, c, plain, 1.0, 2.0).exposed_seconds);
 }
 
+TEST_CASE("fp32 gradients are reduced in fp32, the parameters gathered in their own dtype",
+          "[data_parallel]") {
+  // Megatron-LM keeps fp32 main gradients under bf16 (arguments.py: "bfloat16 requires
+  // gradient accumulation and all-reduce to be done in fp32") and gathers the distributed
+  // optimizer's bf16 parameters. Scenario A's 8B (8e9 parameters), dp 8 in one node at
+  // 300 GB/s with no latency, ZeRO-1: the reduce-scatter moves 7/8 · 32e9 B, the all-gather
+  // 7/8 · 16e9 B.
+  const Model bf16 = answer_key::model_a();
+  Model fp32 = bf16;
+  fp32.precision.gradients = Dtype::fp32;
+  Cluster c;
+  c.nodes = 1;
+  c.gpus_per_node = 8;
+  c.tiers = {Tier{300e9, 0, 8, false, "intra_node"}, Tier{50e9, 0, 0, false, "inter_node"}};
+  Plan p;
+  p.dp = 8;
+  p.zero = 1;
+  const DataParallelTraffic t = data_parallel_traffic(fp32, c, p, 100.0, 100.0);
+  CHECK(t.gradient_bytes == Approx(2.0 * data_parallel_traffic(bf16, c, p, 100.0, 100.0)
+                                             .gradient_bytes));
+  CHECK(t.gather_bytes == Approx(t.gradient_bytes / 2.0));
+  const double rs = 7.0 / 8.0 * t.gradient_bytes / 300e9;
+  const double ag = 7.0 / 8.0 * t.gather_bytes / 300e9;
+  CHECK(t.comm_seconds == Approx(rs + ag));
+  CHECK(t.bytes_per_step == Approx(7.0 / 8.0 * (t.gradient_bytes + t.gather_bytes)));
+  // ZeRO-3: two gathers of parameters and one reduce-scatter of gradients per micro-batch.
+  p.zero = 3;
+  const DataParallelTraffic z3 = data_parallel_traffic(fp32, c, p, 100.0, 100.0);
+  CHECK(z3.comm_seconds == Approx(rs + 2.0 * ag));
+}
+
 TEST_CASE("HFU's hardware FLOPs: MFU's count plus the recomputation, by hand", "[compute][hfu]") {
   // Korthikanti et al. 2022 §6: hardware FLOPs include the recompute. With tiled attention the
   // backward recomputes QKᵀ, 2·s²·h per layer on the field's whole-square count: for the 8B

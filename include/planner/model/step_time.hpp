@@ -29,7 +29,11 @@ struct DataParallelTraffic {
   std::int64_t ranks_per_node = 1;  ///< of them in one node: the rails a multi-rail collective uses
   std::size_t tier = 0;         ///< which tier the group pays (cluster.hpp)
   bool inside_node = true;      ///< tier 0
-  double gradient_bytes = 0;    ///< the bf16 gradient (= gathered parameter) buffer per rank
+  double gradient_bytes = 0;    ///< the gradient buffer per rank, reduced (gradients' dtype)
+  /// The parameter buffer per rank the all-gathers move, in the weights' dtype: the gradient
+  /// buffer's size at equal dtypes; half of it under Megatron-LM's fp32 main gradients
+  /// (precision.gradients "fp32": reduced in fp32, parameters gathered in bf16).
+  double gather_bytes = 0;
   /// The stage's buffer-sized collective, the one its traffic is named by: the all-reduce
   /// (ZeRO-0), the reduce-scatter (ZeRO-1, 2) or the all-gather (ZeRO-3).
   CollectiveCost buffer;
@@ -196,6 +200,7 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
   t.inside_node = t.tier == 0;
   const Tier& tier = c.tiers[t.tier];
   t.gradient_bytes = bytes_of(m.precision.gradients) * params;
+  t.gather_bytes = bytes_of(m.precision.weights) * params;
   if (t.ranks <= 1) return;
   // One bucket per layer of the stage, or ZeRO-3's count per layer (dp_collectives_per_layer);
   // comm_seconds pays each bucket's latency.
@@ -221,17 +226,20 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
     const CollectiveCost reduce_scatter =
         sharded_collective(Collective::reduce_scatter, t, inside, c, t.gradient_bytes);
     const CollectiveCost all_gather =
-        sharded_collective(Collective::all_gather, t, inside, c, t.gradient_bytes);
+        sharded_collective(Collective::all_gather, t, inside, c, t.gather_bytes);
     t.buffer = p.zero < 3 ? reduce_scatter : all_gather;
     rs_whole = reduce_scatter.seconds();
     ag_whole = all_gather.seconds();
     rs_bucket =
         sharded_collective(Collective::reduce_scatter, t, inside, c, bucket_bytes).seconds();
-    ag_bucket =
-        sharded_collective(Collective::all_gather, t, inside, c, bucket_bytes).seconds();
+    ag_bucket = sharded_collective(Collective::all_gather, t, inside, c, t.gather_bytes / buckets)
+                    .seconds();
     rs = buckets * rs_bucket;
     ag = buckets * ag_bucket;
   }
+  // Written as before when the two buffers are one size, so a plan's figures do not move by a
+  // rounding.
+  const bool same_dtype = t.gather_bytes == t.gradient_bytes;
   t.backward_comm_seconds =
       p.zero == 0 ? ar : (p.zero == 3 && !p.zero3_blocking_gathers ? ag + rs : rs);
   switch (p.zero) {
@@ -248,7 +256,8 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
       t.whole_buffer_seconds = rs_whole + ag_whole;
       t.exposed_seconds = exposed_seconds(rs, rs_bucket, backward_seconds) +
                           exposed_seconds(ag, ag_bucket, forward_seconds);
-      t.bytes_per_step = 2.0 * share * t.gradient_bytes;
+      t.bytes_per_step = same_dtype ? 2.0 * share * t.gradient_bytes
+                                    : share * (t.gradient_bytes + t.gather_bytes);
       break;
     case 2:
       t.collectives_per_step = n + 1.0;
@@ -256,7 +265,8 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
       t.whole_buffer_seconds = n * rs_whole + ag_whole;
       t.exposed_seconds = n * exposed_seconds(rs, rs_bucket, backward_seconds) +
                           exposed_seconds(ag, ag_bucket, forward_seconds);
-      t.bytes_per_step = (n + 1.0) * share * t.gradient_bytes;
+      t.bytes_per_step = same_dtype ? (n + 1.0) * share * t.gradient_bytes
+                                    : share * (n * t.gradient_bytes + t.gather_bytes);
       break;
     default:
       t.collectives_per_step = 3.0 * n;
@@ -270,7 +280,8 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
               ? n * (2.0 * ag + exposed_seconds(rs, rs_bucket, backward_seconds))
               : n * (exposed_seconds(ag, ag_bucket, forward_seconds) +
                      exposed_seconds(ag + rs, ag_bucket + rs_bucket, backward_seconds));
-      t.bytes_per_step = 3.0 * n * t.gradient_bytes;
+      t.bytes_per_step = same_dtype ? 3.0 * n * t.gradient_bytes
+                                    : n * (t.gradient_bytes + 2.0 * t.gather_bytes);
       break;
   }
   // What the windows hide still slows them: NCCL's kernels take a share of the GPU while
