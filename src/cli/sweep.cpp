@@ -113,7 +113,9 @@ std::string run_point(const json& base, const Grid& grid, std::size_t i, const s
       row += csv_cell(grid.axes[a].values[idx[a]]) + ",";
     }
     if (r.found()) return row + "ok," + plan_csv_row(ctx, r.ranked.front()) + "," + binding_kind + "\n";
-    const std::string header = plan_csv_header(ctx.workload.kind, is_moe(ctx.model));
+    const std::string header = plan_csv_header(
+        ctx.workload.kind, is_moe(ctx.model),
+        csv_dp_shard_column(ctx.workload.kind, is_moe(ctx.model), ctx.constraints));
     const auto columns =
         static_cast<std::size_t>(std::count(header.begin(), header.end(), ',') + 1);
     return row + "no_fit," + std::string(columns - 1, ',') + "," + binding_kind + "\n";
@@ -367,7 +369,9 @@ int run_sweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
     std::string header;
     for (const SweepAxis& a : grid.axes) header += csv_field(a.pointer) + ",";
     out << header << "status,"
-        << plan_csv_header(scenario.workload.kind, is_moe(scenario.model))
+        << plan_csv_header(scenario.workload.kind, is_moe(scenario.model),
+                           csv_dp_shard_column(scenario.workload.kind, is_moe(scenario.model),
+                                               scenario.constraints))
         << ",binding_constraint\n";
   }
   const std::size_t total = last - first;

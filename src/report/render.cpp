@@ -332,14 +332,20 @@ json report_json(const PlanReport& r) {
   return j;
 }
 
-std::string plan_csv_header(WorkloadKind kind, bool moe) {
+bool csv_dp_shard_column(WorkloadKind kind, bool moe, const Constraints& c) {
+  return kind == WorkloadKind::training && !moe && c.replicas.max > 1;
+}
+
+std::string plan_csv_header(WorkloadKind kind, bool moe, bool dp_shard) {
   std::string h =
       "dp,tp,pp,cp,zero,recompute,flash_attention,sequence_parallel,micro_batch,grad_accum,"
       "tp_tier,cp_tier,pp_tier,dp_tier,memory_total_bytes,memory_capacity_bytes";
   h += kind == WorkloadKind::training ? ",step_seconds,tokens_per_second,mfu"
                                       : ",per_token_seconds,slo_margin_seconds,tokens_per_second";
-  // Mixture-of-experts models only (docs/output.md §CSV), so dense output is unchanged.
-  return moe ? h + ",ep,ep_tier,etp" : h;
+  // Mixture-of-experts models only (docs/output.md §CSV), so dense output is unchanged; the
+  // shard group's dp ranks where hybrid sharding is searched, after them.
+  if (moe) h += ",ep,ep_tier,etp";
+  return dp_shard ? h + ",dp_shard" : h;
 }
 
 std::string plan_csv_row(const Context& ctx, const Evaluation& e) {
@@ -362,12 +368,19 @@ std::string plan_csv_row(const Context& ctx, const Evaluation& e) {
   if (is_moe(ctx.model)) {
     row += fmt::format(",{},{},{}", p.ep, group_tier_name(ctx, p, Axis::ep), expert_tp(p));
   }
+  if (csv_dp_shard_column(ctx.workload.kind, is_moe(ctx.model), ctx.constraints)) {
+    row += fmt::format(",{}", shard_dp(p));
+  }
   return row;
 }
 
 std::string report_csv(const PlanReport& r) {
   std::string out =
-      "rank," + plan_csv_header(r.context.workload.kind, is_moe(r.context.model)) + "\n";
+      "rank," +
+      plan_csv_header(r.context.workload.kind, is_moe(r.context.model),
+                      csv_dp_shard_column(r.context.workload.kind, is_moe(r.context.model),
+                                          r.context.constraints)) +
+      "\n";
   for (std::size_t i = 0; i < r.result.ranked.size(); ++i) {
     out += fmt::format("{},{}\n", i + 1, plan_csv_row(r.context, r.result.ranked[i]));
   }

@@ -269,3 +269,19 @@ TEST_CASE("hybrid sharding: each framework's launch arguments", "[hsdp][export]"
   CHECK(ds1.code == 2);
   CHECK(ds1.err.find("MiCS") != std::string::npos);
 }
+
+TEST_CASE("hybrid sharding: the CSV's last column says the shard group", "[hsdp][csv]") {
+  // Searched (no replicas bound): the rows end with dp_shard, dp for a fully sharded plan.
+  const auto searched = cli_harness::run({"plan", "scenarios/q2-llama-3.1-70b-64-h100.json",
+                                          "--fix", "replicas>=2", "--format", "csv",
+                                          "--no-thresholds"});
+  REQUIRE(searched.code == 0);
+  const std::string header = searched.out.substr(0, searched.out.find('\n'));
+  REQUIRE(header.size() > 9);
+  CHECK(header.substr(header.size() - 9) == ",dp_shard");
+  // With replicas=1 (scenario A's constraints) the columns are as before.
+  const auto a = cli_harness::run({"plan", "scenarios/a.json", "--format", "csv",
+                                   "--no-thresholds"});
+  REQUIRE(a.code == 0);
+  CHECK(a.out.substr(0, a.out.find('\n')).find("dp_shard") == std::string::npos);
+}

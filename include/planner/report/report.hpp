@@ -48,8 +48,13 @@ struct PlanReport {
                                                  const Evaluation& e);
 [[nodiscard]] std::string evaluation_report_csv(const Context& ctx, const Evaluation& e);
 
+/// Whether plan CSV rows end with a dp_shard column: dense training whose constraints allow
+/// more than one copy of the state, where the search tries hybrid sharding (docs/output.md).
+[[nodiscard]] bool csv_dp_shard_column(WorkloadKind kind, bool moe, const Constraints& c);
+
 /// CSV header and row of one plan (shared by `plan --format csv` and `sweep`).
-[[nodiscard]] std::string plan_csv_header(WorkloadKind kind, bool moe = false);
+[[nodiscard]] std::string plan_csv_header(WorkloadKind kind, bool moe = false,
+                                          bool dp_shard = false);
 [[nodiscard]] std::string plan_csv_row(const Context& ctx, const Evaluation& e);
 
 /// JSON dump with a fixed layout: no NaN or infinity can appear (they would be a bug; the
