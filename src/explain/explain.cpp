@@ -175,10 +175,25 @@ std::vector<Alternative> alternatives(const Context& ctx, const SearchResult& re
     add(training ? AlternativeKind::pure_data_parallel : AlternativeKind::one_gpu_per_engine,
         model_axes(1, 1, 1));
   }
-  if (training && !(p.zero == 3 && p.tp == 1 && p.pp == 1 && p.cp == 1)) {
+  if (training && !(p.zero == 3 && p.tp == 1 && p.pp == 1 && p.cp == 1 &&
+                    state_replicas(p) == 1)) {
     SearchFilter f = model_axes(1, 1, 1);
     f.zero = 3;
+    f.hybrid = false;  // over every GPU, as the name says
     add(AlternativeKind::fsdp, f);
+  }
+  // Hybrid sharding the other way: the whole group when the answer shards in groups, groups
+  // when it does not and the search may try them (dense training, the constraints allowing a
+  // second copy of the state, more than one data-parallel rank).
+  const bool pure_fsdp = p.zero == 3 && p.tp == 1 && p.pp == 1 && p.cp == 1;
+  if (training && state_replicas(p) > 1 && !pure_fsdp) {  // else the FSDP answer above says it
+    SearchFilter f;
+    f.hybrid = false;
+    add(AlternativeKind::whole_group_sharding, f);
+  } else if (training && !is_moe(ctx.model) && p.dp > 1 && ctx.constraints.replicas.max > 1) {
+    SearchFilter f;
+    f.hybrid = true;
+    add(AlternativeKind::hybrid_sharding, f);
   }
   if (p.tp > 1 && (p.pp > 1 || p.cp > 1)) add(AlternativeKind::without_tp, model_axes(1, free, free));
   if (p.pp > 1 && (p.tp > 1 || p.cp > 1)) add(AlternativeKind::without_pp, model_axes(free, 1, free));

@@ -217,6 +217,9 @@ std::string alternative_name(const Context& ctx, AlternativeKind k) {
     case AlternativeKind::full_recompute: return "full recompute";
     case AlternativeKind::without_ep: return "without ep (every GPU holds all experts)";
     case AlternativeKind::with_ep: return "with expert parallelism";
+    case AlternativeKind::whole_group_sharding:
+      return "ZeRO over the whole data-parallel group (no hybrid sharding)";
+    case AlternativeKind::hybrid_sharding: return "hybrid sharding (HSDP)";
   }
   return "";
 }

@@ -175,7 +175,8 @@ std::string dp_summary(const Evaluation& e, const TrafficNote& n, const DpFacts&
       seconds_text(group_whole_seconds),
       100 * group_seconds / n.compute_seconds_per_step, seconds_text(n.compute_seconds_per_step),
       seconds_text(group_exposed_seconds), exposure,
-      overlap_cost_text(d.overlap_cost_seconds, f.processor_usage),
+      overlap_cost_text(d.overlap_cost_seconds - d.replica_overlap_cost_seconds,
+                        f.processor_usage),
       f.blocking_gathers       ? std::string("no bandwidth (its gathers block)")
       : n.hide_bandwidth > 0 ? gb_per_s(n.hide_bandwidth)
                              : std::string("no bandwidth (latency-bound)"),

@@ -47,6 +47,7 @@ inline bool passes_axes(const SearchFilter& f, const Plan& p, bool placed_only =
 /// per group and the settings per configuration.
 inline bool passes_settings(const SearchFilter& f, const Plan& p) {
   if (f.zero && *f.zero != p.zero) return false;
+  if (f.hybrid && *f.hybrid != (state_replicas(p) > 1)) return false;
   if (f.recompute && *f.recompute != p.recompute) return false;
   if (f.constraints && !within_settings(*f.constraints, p)) return false;
   return !f.flash_attention || *f.flash_attention == p.flash_attention;

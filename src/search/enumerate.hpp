@@ -346,7 +346,10 @@ inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scr
             // Hybrid sharding (Plan::dp_shard), dense models: one shard group per domain
             // size (hybrid_shards), after the fully sharded group; none where the user's
             // constraints allow one copy of the state (`replicas=1`).
-            if (moe || (filter.constraints && filter.constraints->replicas.max <= 1)) continue;
+            if (moe || (filter.constraints && filter.constraints->replicas.max <= 1) ||
+                (filter.hybrid && !*filter.hybrid)) {
+              continue;
+            }
             for (const std::int64_t shard : hybrid_shards(ctx.cluster, folded)) {
               Plan hybrid = folded;
               hybrid.dp_shard = shard;

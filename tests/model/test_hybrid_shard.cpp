@@ -285,3 +285,18 @@ TEST_CASE("hybrid sharding: the CSV's last column says the shard group", "[hsdp]
   REQUIRE(a.code == 0);
   CHECK(a.out.substr(0, a.out.find('\n')).find("dp_shard") == std::string::npos);
 }
+
+TEST_CASE("hybrid sharding: the explanation times the other way of sharding", "[hsdp][explain]") {
+  // A dense training answer sharded over the whole group, where the search may try hybrid
+  // sharding: the alternatives include the best hybrid plan, with its verdict.
+  const auto r = cli_harness::run(
+      {"plan", "scenarios/q2-llama-3.1-70b-64-h100.json", "--no-thresholds"});
+  REQUIRE(r.code == 0);
+  const auto at = r.out.find("   - hybrid sharding (HSDP): ");
+  REQUIRE(at != std::string::npos);
+  CHECK(r.out.find("(HSDP)", at + 30) != std::string::npos);  // its plan is a hybrid one
+  // Scenario A rules hybrid sharding out (replicas=1): no such alternative.
+  const auto a = cli_harness::run({"plan", "scenarios/a.json", "--no-thresholds"});
+  REQUIRE(a.code == 0);
+  CHECK(a.out.find("hybrid sharding") == std::string::npos);
+}

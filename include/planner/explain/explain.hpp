@@ -76,6 +76,8 @@ enum class AlternativeKind {
   full_recompute,
   without_ep,          ///< serving an MoE model: ep = 1
   with_ep,             ///< serving an MoE model: ep > 1
+  whole_group_sharding,  ///< training: ZeRO over the whole dp·cp group (no hybrid sharding)
+  hybrid_sharding,       ///< training: hybrid sharding (Plan::dp_shard)
 };
 
 /// One axis of the recommendation: its degree, tier, and the alternative that justifies it.

@@ -63,6 +63,7 @@ struct DataParallelTraffic {
   CollectiveCost replica_all_reduce;     ///< the whole shard's all-reduce, one collective
   double replica_seconds = 0;            ///< in comm_seconds: its buckets, each its latency
   double replica_exposed_seconds = 0;    ///< in exposed_seconds: what the backward leaves
+  double replica_overlap_cost_seconds = 0;  ///< in both exposed figures: its hidden part's cost
   double replica_bytes_per_step = 0;     ///< in bytes_per_step: what each rank sends in it
 };
 
@@ -320,6 +321,7 @@ inline void fill_replica_all_reduce(const Model& m, const Cluster& c, const Plan
   const double exposed = exposed_seconds(t.replica_seconds, bucket.seconds(), window);
   const double cost = c.tiers[g.tier].processor_usage * (t.replica_seconds - exposed);
   t.replica_exposed_seconds = exposed + cost;
+  t.replica_overlap_cost_seconds = cost;
   t.comm_seconds += t.replica_seconds;
   t.whole_buffer_seconds += t.replica_all_reduce.seconds();
   t.overlap_cost_seconds += cost;

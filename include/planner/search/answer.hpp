@@ -8,8 +8,8 @@
 
 namespace planner {
 
-/// Whether two plans are the same answer (axes, tiers, ZeRO, recompute, flash, SP), ignoring
-/// the micro-batch split, which moves with every input.
+/// Whether two plans are the same answer (axes, tiers, ZeRO and its shard group, recompute,
+/// flash, SP), ignoring the micro-batch split, which moves with every input.
 [[nodiscard]] inline bool same_answer(const Context& ctx, const Plan& a, const Plan& b) {
   const Cluster& c = ctx.cluster;
   auto tiers = [&](const Plan& p) {
@@ -19,7 +19,7 @@ namespace planner {
   };
   return a.dp == b.dp && a.tp == b.tp && a.pp == b.pp && a.cp == b.cp && a.ep == b.ep &&
          expert_tp(a) == expert_tp(b) &&
-         a.zero == b.zero &&
+         a.zero == b.zero && shard_dp(a) == shard_dp(b) &&
          a.recompute == b.recompute && a.flash_attention == b.flash_attention &&
          a.sequence_parallel == b.sequence_parallel && tiers(a) == tiers(b);
 }

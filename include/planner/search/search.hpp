@@ -28,6 +28,8 @@ struct SearchFilter {
   std::optional<bool> tp_inside_node;
   /// Pinned expert tensor-parallel degree (MoE training); tp itself when it equals tp.
   std::optional<std::int64_t> etp;
+  /// Hybrid sharding (Plan::dp_shard) required (true) or ruled out (false).
+  std::optional<bool> hybrid;
   /// The user's bounds and framework (search() sets it from the context's constraints).
   const Constraints* constraints = nullptr;
 
