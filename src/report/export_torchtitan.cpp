@@ -12,10 +12,10 @@
 /// pipeline_parallel_degree, context_parallel_degree, pipeline_parallel_schedule,
 /// pipeline_parallel_microbatch_size, pipeline_parallel_layers_per_stage,
 /// pipeline_parallel_first_stage_less_layers, pipeline_parallel_last_stage_less_layers), class
-/// ActivationCheckpoint (mode, selective_ac_option). The batch semantics are torchtitan/train.py's:
-/// gradient accumulation steps = global_batch_size / (local_batch_size · dp), and with stages
-/// torchtitan/distributed/pipeline_parallel.py cuts local_batch_size into micro-batches of
-/// pipeline_parallel_microbatch_size.
+/// ActivationCheckpoint (mode, selective_ac_option), class Compile (enable). The batch
+/// semantics are torchtitan/train.py's: gradient accumulation steps = global_batch_size /
+/// (local_batch_size · dp), and with stages torchtitan/distributed/pipeline_parallel.py cuts
+/// local_batch_size into micro-batches of pipeline_parallel_microbatch_size.
 
 namespace planner {
 
@@ -74,6 +74,10 @@ std::string torchtitan_toml(const Context& ctx, const Plan& p) {
   out += "\n[activation_checkpoint]\n";
   out += fmt::format("mode = \"{}\"\n", checkpoint_mode(p.recompute));
   if (p.recompute == Recompute::op) out += "selective_ac_option = \"op\"\n";
+  // class Compile: the plan was timed with fused elementwise kernels, which torch.compile
+  // gives torchtitan, or with eager PyTorch's (workload.elementwise_kernels "eager").
+  out += "\n[compile]\n";
+  out += fmt::format("enable = {}\n", p.eager_elementwise ? "false" : "true");
   return out;
 }
 

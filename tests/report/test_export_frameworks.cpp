@@ -96,7 +96,7 @@ const std::set<std::string> torchtitan_keys{
     "parallelism.pipeline_parallel_layers_per_stage",
     "parallelism.pipeline_parallel_first_stage_less_layers",
     "parallelism.pipeline_parallel_last_stage_less_layers", "activation_checkpoint.mode",
-    "activation_checkpoint.selective_ac_option"};
+    "activation_checkpoint.selective_ac_option", "compile.enable"};
 
 TEST_CASE("torchtitan TOML round-trips to the recommended plan", "[export]") {
   for (const Case& c : cases) {
@@ -146,6 +146,9 @@ TEST_CASE("torchtitan TOML round-trips to the recommended plan", "[export]") {
     CHECK(t.at("activation_checkpoint.mode") == mode);
     CHECK((t.count("activation_checkpoint.selective_ac_option") == 1) == (recompute == "op"));
     CHECK(integer(t, "training.seq_len", 2048) > 0);
+    // The kernels the plan was timed with: fused (torch.compile) unless the workload is eager.
+    CHECK(t.at("compile.enable") ==
+          (best.value("elementwise_kernels", std::string("fused")) == "eager" ? "false" : "true"));
   }
 }
 
