@@ -175,8 +175,9 @@ std::vector<Alternative> alternatives(const Context& ctx, const SearchResult& re
     add(training ? AlternativeKind::pure_data_parallel : AlternativeKind::one_gpu_per_engine,
         model_axes(1, 1, 1));
   }
-  if (training && !(p.zero == 3 && p.tp == 1 && p.pp == 1 && p.cp == 1 &&
-                    state_replicas(p) == 1)) {
+  // ZeRO-3 over the data-parallel ranks alone: FSDP, whole-group or hybrid.
+  const bool pure_fsdp = p.zero == 3 && p.tp == 1 && p.pp == 1 && p.cp == 1;
+  if (training && !(pure_fsdp && state_replicas(p) == 1)) {
     SearchFilter f = model_axes(1, 1, 1);
     f.zero = 3;
     f.hybrid = false;  // over every GPU, as the name says
@@ -185,7 +186,6 @@ std::vector<Alternative> alternatives(const Context& ctx, const SearchResult& re
   // Hybrid sharding the other way: the whole group when the answer shards in groups, groups
   // when it does not and the search may try them (dense training, the constraints allowing a
   // second copy of the state, more than one data-parallel rank).
-  const bool pure_fsdp = p.zero == 3 && p.tp == 1 && p.pp == 1 && p.cp == 1;
   if (training && state_replicas(p) > 1 && !pure_fsdp) {  // else the FSDP answer above says it
     SearchFilter f;
     f.hybrid = false;

@@ -127,12 +127,14 @@ struct EagerLayerBytes {
   const double bwd_replicated = 6.0 * h + 4.0 * h + 2.0 * h * (moe_share + k);
   const double fwd_f = m.gated_mlp ? 3.0 * f : 2.0 * f;
   const double bwd_f = m.gated_mlp ? 5.0 * f : 3.0 * f;
-  double fwd = act * (fwd_replicated / sp_split + fwd_f / tp);
-  double bwd = act * (bwd_replicated / sp_split + bwd_f / tp);
+  double fwd = 0, bwd = 0;
   if (p.eager_elementwise) {
     const EagerLayerBytes eager = eager_layer_bytes(m, act);
     fwd = eager.forward_replicated / sp_split + eager.forward_split / tp;
     bwd = eager.backward_replicated / sp_split + eager.backward_split / tp;
+  } else {
+    fwd = act * (fwd_replicated / sp_split + fwd_f / tp);
+    bwd = act * (bwd_replicated / sp_split + bwd_f / tp);
   }
   if (m.precision.compute == Dtype::fp8) {
     constexpr double cast_bytes = 4.0;  // read 2 B, write FP8 and its transpose

@@ -207,7 +207,6 @@ struct RankDim {
   std::int64_t take = 1;
 };
 struct HybridGroup {
-  std::array<RankDim, 2> dims{};
   std::size_t tier = 0;                ///< the innermost tier whose domain holds the group
   std::int64_t ranks_per_node = 1;     ///< of its ranks, in one node
 };
@@ -217,7 +216,6 @@ struct HybridGroup {
 [[nodiscard]] inline HybridGroup placed_group(const std::array<RankDim, 2>& dims,
                                               const Cluster& c) noexcept {
   HybridGroup g;
-  g.dims = dims;
   auto inside = [&](std::int64_t domain) {
     for (const RankDim& d : dims) {
       if (d.take > 1 && domain % (d.stride * d.take) != 0) return false;
