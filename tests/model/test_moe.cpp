@@ -281,9 +281,10 @@ TEST_CASE("planner plan on DeepSeek-V3 recommends ep > 1 and explains the all-to
 TEST_CASE("FP8 GEMMs run at the catalog's fp8 rate, MFU also against the bf16 rate", "[moe]") {
   json doc = json::parse(cli_harness::read("scenarios/q4-mixtral-8x7b-training.json"));
   doc["model"]["precision"] = {{"compute", "fp8"}};
+  doc["cluster"]["gpu"]["flops"] = "400 TFLOP/s";
   const Context ctx = make_context(load(doc));
-  // data/gpus.json H100-SXM: dense fp8 1978.9 and bf16 989.4 TFLOP/s; the scenario's 400
-  // TFLOP/s bf16 rate is the same fraction of each peak (docs/scenario-format.md §cluster).
+  // data/gpus.json H100-SXM: dense fp8 1978.9 and bf16 989.4 TFLOP/s; a typed 400 TFLOP/s
+  // bf16 rate is the same fraction of each peak (docs/scenario-format.md §cluster).
   CHECK(ctx.flops_per_second == Approx(400e12 * 1978.9 / 989.4).epsilon(1e-3));
   CHECK_THAT(bf16_mfu_note(ctx, 0.5), Catch::Contains("fp8 rate") &&
                                           Catch::Contains("100.0 % of the bf16 rate"));
