@@ -43,9 +43,9 @@ struct Threshold {
 
 /// The work (SearchResult::work) one scan — one input, one direction — may spend on its
 /// reruns of the search: 1,000,000 steps, a few tenths of a second on one core of the
-/// reference machine (docs/performance.md §Bounded work). The scenarios here spend at most
-/// 310,000 in one scan (llama3-405b), the million-GPU fuzz input 650,000, so their
-/// thresholds are unchanged; a world of 8,648,640 GPUs (448 divisors) spends ~8,000,000 on one search, and
+/// reference machine (docs/performance.md §Bounded work). The scans that finish on the
+/// bundled scenarios spend at most ~800,000 (q3-llama-3.1-405b-16k-h100, llama3-405b's
+/// 760,000; the million-GPU fuzz input 800,000); a world of 8,648,640 GPUs (448 divisors) spends ~8,000,000 on one search, and
 /// its ~14 scans of up to ~50 reruns each took minutes and a GiB (issue 14). A scan that would
 /// pass the budget gives up and reports no threshold.
 inline constexpr std::int64_t threshold_work_budget = 1'000'000;
