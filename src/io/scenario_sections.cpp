@@ -380,7 +380,7 @@ Workload read_workload(const json& v, const std::string& origin) {
       {"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch", "batch",
        "tp_comm_overlap", "pp_comm_overlap", "tables_in_pipeline_split",
        "fused_cross_entropy", "zero3_live_parameters", "zero3_collectives_per_layer",
-       "zero3_blocking_gathers", "elementwise_kernels", "concurrency",
+       "zero3_blocking_gathers", "fsdp_root_unit", "elementwise_kernels", "concurrency",
        "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
        "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
        "memory_bandwidth_efficiency", "bytes_per_param", "kv_sharding", "kv_block_tokens"});
@@ -391,7 +391,7 @@ Workload read_workload(const json& v, const std::string& origin) {
     o.restrict_to({"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch",
                    "bytes_per_param", "tp_comm_overlap", "pp_comm_overlap",
                    "tables_in_pipeline_split", "fused_cross_entropy", "zero3_live_parameters",
-                   "zero3_collectives_per_layer", "zero3_blocking_gathers",
+                   "zero3_collectives_per_layer", "zero3_blocking_gathers", "fsdp_root_unit",
                    "elementwise_kernels"},
                   "a training workload");
     Training& t = w.training;
@@ -408,6 +408,7 @@ Workload read_workload(const json& v, const std::string& origin) {
         o.maybe_number("zero3_live_parameters", live_parameters).value_or(0);
     t.zero3_collectives_per_layer = o.integer("zero3_collectives_per_layer", collectives_per_layer, 1);
     t.zero3_blocking_gathers = o.flag("zero3_blocking_gathers", false);
+    t.fsdp_root_unit = o.flag("fsdp_root_unit", false);
     t.eager_elementwise = o.maybe_choice("elementwise_kernels", elementwise_kernel_choices)
                               .value_or(false);
     return w;

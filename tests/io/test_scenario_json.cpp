@@ -256,7 +256,7 @@ TEST_CASE("loader: unknown keys, with and without a suggestion", "[loader][error
         "global_batch_tokens, micro_batch, step_time_per_micro_batch, bytes_per_param, "
         "tp_comm_overlap, pp_comm_overlap, tables_in_pipeline_split, fused_cross_entropy, "
         "zero3_live_parameters, zero3_collectives_per_layer, zero3_blocking_gathers, "
-        "elementwise_kernels");
+        "fsdp_root_unit, elementwise_kernels");
   // The kernels' choice: one of two words.
   CHECK(error_with({"/workload/elementwise_kernels=\"compiled\""}).find(
             "/workload/elementwise_kernels") != std::string::npos);
@@ -597,5 +597,12 @@ TEST_CASE("loader: ZeRO-3's collectives per layer and blocking gathers", "[loade
                  Catch::Contains("1024"));
   CHECK_THAT(error_with({"/workload/zero3_blocking_gathers=1"}),
              Catch::StartsWith("a.json: /workload/zero3_blocking_gathers:") &&
+                 Catch::Contains("true or false"));
+  // PyTorch FSDP's root unit: off unless the workload says so.
+  CHECK_FALSE(s.workload.training.fsdp_root_unit);
+  CHECK(planner::load_scenario(base_with({"/workload/fsdp_root_unit=true"}), "a.json")
+            .workload.training.fsdp_root_unit);
+  CHECK_THAT(error_with({"/workload/fsdp_root_unit=\"yes\""}),
+             Catch::StartsWith("a.json: /workload/fsdp_root_unit:") &&
                  Catch::Contains("true or false"));
 }

@@ -155,3 +155,41 @@ TEST_CASE("ZeRO-3 gathered parameters under DeepSpeed's live-parameter limit, by
   p.tp = 2;
   CHECK(zero3_gathered_params(m, p, 1e6) == Approx(2097152.0));
 }
+
+TEST_CASE("PyTorch FSDP's root unit keeps the tables gathered, by hand", "[zero3]") {
+  // Llama 3.1 8B's tables (Dubey et al. 2024 Table 3: vocabulary 128,256, model dimension
+  // 4096, untied): V·h = 525,336,576 parameters each. FSDP's root is not resharded after the
+  // forward, so at the backward's start it holds both tables gathered and the output layer's
+  // unsharded gradient, 2 bytes each in bf16: 3 · 525,336,576 · 2 = 3,152,019,456 B
+  // (docs/model.md §3).
+  Model m = test_models::small_model();  // Llama 3 8B's layer shape
+  m.layers = 32;
+  m.vocab = 128256;
+  Cluster c;
+  Training w;
+  Plan p;
+  p.dp = 8;
+  p.zero = 3;
+  auto root_bytes = [&](const Plan& plan) {
+    Training root = w;
+    root.fsdp_root_unit = true;
+    return training_ledger(m, c, root, plan).zero3_gather_bytes -
+           training_ledger(m, c, w, plan).zero3_gather_bytes;
+  };
+  CHECK(root_bytes(p) == Approx(3152019456.0));
+  // tp 2 splits the tables (and their gradients) in two.
+  Plan tp2 = p;
+  tp2.tp = 2;
+  CHECK(root_bytes(tp2) == Approx(1576009728.0));
+  // An end stage of a pipeline holds one table: 2 · 525,336,576 · 2 B.
+  Plan pp2 = p;
+  pp2.pp = 2;
+  CHECK(root_bytes(pp2) == Approx(2101346304.0));
+  // Tied tables are one: the same 2 · 525,336,576 · 2 B.
+  m.tied_embeddings = true;
+  CHECK(root_bytes(p) == Approx(2101346304.0));
+  // Below ZeRO-3 the tables are never sharded, so nothing is gathered.
+  Plan zero1 = p;
+  zero1.zero = 1;
+  CHECK(root_bytes(zero1) == 0.0);
+}

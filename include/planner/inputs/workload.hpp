@@ -43,6 +43,14 @@ struct Training {
   /// ZeRO-3: the host synchronizes the device before each gather (DeepSpeed 2021's
   /// _allgather_param calls torch.cuda.synchronize()), so no gather overlaps compute (Plan).
   bool zero3_blocking_gathers = false;
+  /// ZeRO-3 as PyTorch FSDP wraps a transformer (each block its own unit, then the model as the
+  /// root: torchtitan's apply_fsdp, fms-fsdp's auto-wrap policy): the root unit, the embedding
+  /// and output tables, is not resharded after the forward (FSDP2 _fsdp_state.py _lazy_init,
+  /// "For the root, do not reshard after forward since for training, the parameters would be
+  /// freed and all-gathered immediately"; FSDP1 the same for its root handle), so the tables
+  /// stay gathered through the backward, and their unsharded gradients wait for the root's
+  /// reduce-scatter at the backward's end (memory.hpp fsdp_root_unit_bytes).
+  bool fsdp_root_unit = false;
   /// The framework runs each elementwise operation (norms, rotary embeddings, the MLP's
   /// activation) as its own kernel: PyTorch in eager mode, without torch.compile (torchtitan's
   /// and fms-fsdp's defaults), where Megatron-LM and Transformer Engine fuse them

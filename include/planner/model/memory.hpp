@@ -156,6 +156,22 @@ struct LayerGemms {
   return std::min(two_layers, std::max(live, largest_matrix_params(m, p)));
 }
 
+/// PyTorch FSDP's root unit under ZeRO-3 (Training::fsdp_root_unit): the stage's tables,
+/// gathered in the weights' dtype from the forward through the backward, and the output
+/// layer's unsharded gradient (autograd's, in the same dtype), computed first in the backward
+/// and held until the root's reduce-scatter at its end. The input embedding's gradient comes
+/// last, when the activations are gone, so the peak holds one table's gradient. The final
+/// norm (h parameters) is not counted.
+[[nodiscard]] inline double fsdp_root_unit_bytes(const Model& m, const Plan& p,
+                                                 double weight_bytes) noexcept {
+  const double tp = static_cast<double>(p.tp);
+  const double tables = stage_table_params(m, p) / tp;
+  const double one_table = std::min(stage_table_params(m, p),
+                                    static_cast<double>(m.vocab) * static_cast<double>(m.hidden)) /
+                           tp;
+  return (tables + one_table) * weight_bytes;
+}
+
 /// FP8 training (model.precision.compute "fp8", docs/moe.md §7): Transformer Engine casts each
 /// GEMM weight to FP8 once per step and keeps the cast and its transpose across micro-batches
 /// (transformer_engine/pytorch/module/linear.py: weight_fp8 / weight_t_fp8 cached when
@@ -208,6 +224,7 @@ struct LayerGemms {
     // (DeepSpeed stage3 prefetch; the worked solution's "two buffers").
     // MoE: a layer's routed experts are gathered as the rank's ep share (docs/moe.md §4).
     l.zero3_gather_bytes = zero3_gathered_params(m, p, w.zero3_live_parameters) * weight_b;
+    if (w.fsdp_root_unit) l.zero3_gather_bytes += fsdp_root_unit_bytes(m, p, weight_b);
   }
   l.fp8_weights_bytes = fp8_weight_bytes(m, p);
   l.reserve_bytes = c.gpu.reserve_bytes;
