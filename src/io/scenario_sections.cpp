@@ -147,6 +147,7 @@ static Gpu read_gpu(const json& v, const std::string& origin, const CatalogGpu*&
     g.flops_per_second = flops ? *flops : peak * share.value_or(entry->default_efficiency);
     // A rate from the peak is a GEMM rate: the memory-bound work is timed at HBM bandwidth.
     if (!flops) g.elementwise_bytes_per_second = g.memory_bandwidth_bytes_per_second;
+    g.fitted_rate = !flops && !share;
   } else {
     g.memory_bytes = o.quantity("memory", Dimension::bytes, gpu_memory);
     g.memory_bandwidth_bytes_per_second =

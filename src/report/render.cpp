@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "planner/io/context.hpp"
+#include "planner/report/accuracy.hpp"
 #include "planner/report/scaling_report.hpp"
 #include "planner/io/text.hpp"
 #include "planner/report/headline.hpp"
@@ -224,6 +225,9 @@ OpeningText opening_text(const PlanReport& r) {
   t.plan = describe(ctx, best.plan);
   t.headline = headline(ctx, best);
   t.tied = tied_sentence(r.result);
+  if (const std::optional<ModelAccuracy> a = plan_accuracy(ctx, best.plan)) {
+    t.accuracy = accuracy_sentence(*a);
+  }
   if (r.pinned) {
     t.pinned_plan = describe(ctx, r.pinned->plan);
     t.pinned_figures = pinned_figures(ctx, *r.pinned);
@@ -295,6 +299,17 @@ json report_json(const PlanReport& r) {
   // Training: how many plans the model cannot tell apart from the fastest (docs/ranking.md §2).
   if (ctx.workload.kind == WorkloadKind::training && r.result.found()) {
     j["tied"] = json{{"plans", r.result.tied}, {"tolerance", time_resolution}};
+  }
+  // The recommendation's kind of run and the time model's measured error on it (report/
+  // accuracy.hpp), when the rate is the catalog's fitted one.
+  if (r.result.found()) {
+    if (const std::optional<ModelAccuracy> a = plan_accuracy(ctx, r.result.ranked.front().plan)) {
+      j["accuracy"] = json{{"subset", a->key},
+                           {"records", a->records},
+                           {"median_abs_error", a->median_abs_error},
+                           {"max_abs_error", a->max_abs_error},
+                           {"median_error", a->median_error}};
+    }
   }
   if (r.pinned) j["pinned"] = plan_json(ctx, *r.pinned);
   if (const std::optional<RestartBudget> b = plan_restart_budget(r)) {

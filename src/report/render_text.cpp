@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "planner/io/context.hpp"
+#include "planner/report/accuracy.hpp"
 #include "planner/report/scaling_report.hpp"
 #include "planner/io/text.hpp"
 #include "planner/report/headline.hpp"
@@ -169,6 +170,9 @@ std::string report_text(const PlanReport& r) {
   if (ctx.workload.kind == WorkloadKind::serving) out += slo_missed_line(ctx, best);
   out += fmt::format("Recommendation: {}\n  {}\n", describe(ctx, best.plan), headline(ctx, best));
   out += tied_line(r.result);
+  if (const std::optional<ModelAccuracy> a = plan_accuracy(ctx, best.plan)) {
+    out += "  " + accuracy_sentence(*a) + "\n";
+  }
   if (r.pinned) {
     out += fmt::format("  your pinned plan ({}): {}; {}\n", describe(ctx, r.pinned->plan),
                        pinned_figures(ctx, *r.pinned), pinned_verdict(ctx, *r.pinned, best, r.result.band_limit));

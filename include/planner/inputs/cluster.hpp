@@ -54,6 +54,9 @@ struct Gpu {
   /// efficiency, a GEMM rate. 0 when the scenario types `flops`, an effective rate that
   /// already covers them (the seed's "400 TFLOP/s effective").
   double elementwise_bytes_per_second = 0;
+  /// The rate is the catalog's bf16 peak times its fitted default efficiency (neither `flops`
+  /// nor `efficiency` typed): the rate whose measured error `plan` quotes (report/accuracy.hpp).
+  bool fitted_rate = false;
   /// Streaming multiprocessors (AMD: compute units), from the catalog; 0 = not known. The
   /// share of them an overlapped collective's kernels take is the overlap's cost
   /// (step_time.hpp overlapped_collective).

@@ -41,6 +41,7 @@ struct OpeningText {
   std::string plan;
   std::string headline;
   std::string tied;
+  std::string accuracy;  ///< the time model's measured error on such runs (report/accuracy.hpp)
   std::string pinned_plan;
   std::string pinned_figures;
   std::string pinned_verdict;
