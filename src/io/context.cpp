@@ -6,6 +6,7 @@
 #include <string>
 
 #include "planner/base/error.hpp"
+#include "planner/inputs/framework_defaults.hpp"
 
 namespace planner {
 
@@ -15,7 +16,11 @@ Context make_context(const Scenario& s) {
   // plans the main model (docs/moe.md §8).
   Model model = s.model;
   if (s.workload.kind == WorkloadKind::serving) model.mtp_layers = 0;
-  Context ctx{with_counts(model), s.cluster, s.workload, flops_for(s.cluster.gpu, s.model.precision.compute),
+  // What the named framework allocates where the scenario is silent (Megatron-LM's fp32 main
+  // gradients): the ledger of the job it will launch.
+  Workload workload = s.workload;
+  apply_framework_defaults(s.constraints.framework, model, workload);
+  Context ctx{with_counts(model), s.cluster, workload, flops_for(s.cluster.gpu, s.model.precision.compute),
               false, s.stragglers, s.constraints};
   if (s.workload.kind != WorkloadKind::training ||
       !(s.workload.training.step_time_per_micro_batch_seconds > 0)) {

@@ -61,6 +61,7 @@ static Precision read_precision(const json& v, const std::string& origin) {
   Precision p;
   p.weights = o.maybe_choice("weights", dtype_choices).value_or(p.weights);
   p.gradients = o.maybe_choice("gradients", dtype_choices).value_or(p.gradients);
+  p.gradients_stated = o.find("gradients") != nullptr;
   p.activations = o.maybe_choice("activations", dtype_choices).value_or(p.activations);
   p.kv_cache = o.maybe_choice("kv_cache", dtype_choices).value_or(p.kv_cache);
   p.compute = o.maybe_choice("compute", dtype_choices).value_or(p.compute);

@@ -87,6 +87,10 @@ std::string megatron_arguments(const Context& ctx, const Plan& p) {
   add(fmt::format("--seq-length {}", m.seq_len));
   add(fmt::format("--max-position-embeddings {}", m.seq_len));
   add("--bf16");
+  // arguments.py: under --bf16 Megatron-LM accumulates and reduces fp32 main gradients unless
+  // --grad-reduce-in-bf16 (inputs/framework_defaults.hpp); a plan timed with bf16 gradients
+  // asks for them.
+  if (m.precision.gradients == Dtype::bf16) add("--grad-reduce-in-bf16");
   std::string out = fmt::format("# Megatron-LM pretrain_gpt.py arguments ({} GPUs): {}\n",
                                 gpus(p), describe(ctx, p));
   for (std::size_t i = 0; i < args.size(); ++i) {

@@ -128,3 +128,44 @@ TEST_CASE("Constraint errors name the item and the fix", "[constraints]") {
         "planner: error: --fix: recompute=op (torchtitan's op-level checkpointing) is modelled "
         "for dense layers only; choose none, selective or full for a mixture-of-experts model\n");
 }
+
+TEST_CASE("Megatron-LM keeps fp32 main gradients unless the scenario says otherwise",
+          "[constraints][framework]") {
+  // megatron/training/arguments.py: under --bf16 gradients are accumulated and reduced in
+  // fp32 unless --grad-reduce-in-bf16: 4 bytes per parameter where the default ledger keeps
+  // 2, the 12 of the optimizer unchanged (2 + 4 + 12 = 18 bytes per parameter).
+  const json base = json::parse(cli_harness::read("scenarios/q2-llama-3.1-70b-64-h100.json"));
+  Plan p;  // tp 8 x dp 8, ZeRO-1, SP, flash, selective recompute
+  p.tp = p.dp = 8;
+  p.zero = 1;
+  p.sequence_parallel = p.flash_attention = true;
+  p.recompute = Recompute::selective;
+  auto ledger = [&](const json& doc) {
+    const Context ctx = make_context(load_scenario(doc, "q2.json"));
+    return training_ledger(ctx.model, ctx.cluster, ctx.workload.training, p);
+  };
+  json megatron = base;
+  megatron["constraints"] = {{"framework", "megatron"}};
+  const MemoryLedger plain = ledger(base), mega = ledger(megatron);
+  CHECK(mega.gradients_bytes == Approx(2.0 * plain.gradients_bytes));
+  CHECK(mega.optimizer_bytes == Approx(plain.optimizer_bytes));
+  CHECK(mega.weights_bytes == Approx(plain.weights_bytes));
+  // A stated gradient dtype is the user's: nothing changes.
+  json stated = megatron;
+  stated["model"]["precision"] = {{"gradients", "bf16"}};
+  CHECK(ledger(stated).gradients_bytes == Approx(plain.gradients_bytes));
+  // Other frameworks keep the scenario's ledger.
+  json titan = base;
+  titan["constraints"] = {{"framework", "torchtitan"}};
+  CHECK(ledger(titan).gradients_bytes == Approx(plain.gradients_bytes));
+  // The export asks Megatron-LM for the gradients the plan was timed with.
+  const auto fp32 = cli_harness::run({"export", "scenarios/q2-llama-3.1-70b-64-h100.json",
+                                      "--to", "megatron"});
+  REQUIRE(fp32.code == 0);
+  CHECK(fp32.out.find("--grad-reduce-in-bf16") == std::string::npos);
+  const auto bf16 = cli_harness::run({"export", "scenarios/q2-llama-3.1-70b-64-h100.json",
+                                      "--to", "megatron", "--set",
+                                      "/model/precision={\"gradients\": \"bf16\"}"});
+  REQUIRE(bf16.code == 0);
+  CHECK(bf16.out.find("--grad-reduce-in-bf16") != std::string::npos);
+}

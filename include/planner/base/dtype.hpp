@@ -55,6 +55,9 @@ struct Precision {
   Dtype activations = Dtype::bf16;  ///< stored activations and the messages between ranks
   Dtype kv_cache = Dtype::bf16;
   Dtype compute = Dtype::bf16;      ///< the GEMMs' input format: which rate they run at
+  /// The scenario states `gradients`; when it does not, a framework may choose them
+  /// (inputs/framework_defaults.hpp: Megatron-LM's fp32 main gradients).
+  bool gradients_stated = false;
 };
 
 }  // namespace planner
