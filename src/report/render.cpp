@@ -265,6 +265,15 @@ void explanation_json(const Context& ctx, const Explanation& x, const Evaluation
 
 }  // namespace
 
+/// The time model's measured error on plans of `p`'s kind (report/accuracy.hpp), as JSON.
+static json accuracy_json(const ModelAccuracy& a) {
+  return json{{"subset", a.key},
+              {"records", a.records},
+              {"median_abs_error", a.median_abs_error},
+              {"max_abs_error", a.max_abs_error},
+              {"median_error", a.median_error}};
+}
+
 json plan_json(const Context& ctx, const Evaluation& e) {
   json j = plan_fields_json(e.plan);
   j["placement"] = placement_json(ctx, e.plan);
@@ -304,11 +313,7 @@ json report_json(const PlanReport& r) {
   // accuracy.hpp), when the rate is the catalog's fitted one.
   if (r.result.found()) {
     if (const std::optional<ModelAccuracy> a = plan_accuracy(ctx, r.result.ranked.front().plan)) {
-      j["accuracy"] = json{{"subset", a->key},
-                           {"records", a->records},
-                           {"median_abs_error", a->median_abs_error},
-                           {"max_abs_error", a->max_abs_error},
-                           {"median_error", a->median_error}};
+      j["accuracy"] = accuracy_json(*a);
     }
   }
   if (r.pinned) j["pinned"] = plan_json(ctx, *r.pinned);
@@ -411,6 +416,9 @@ json evaluation_report_json(const Scenario& s, const Context& ctx, const Evaluat
   j["plan"] = plan_json(ctx, e);
   j["fits"] = e.fits();
   j["traffic"] = traffic_json(ctx, e, traffic_notes(ctx, e));
+  if (const std::optional<ModelAccuracy> a = plan_accuracy(ctx, e.plan)) {
+    j["accuracy"] = accuracy_json(*a);
+  }
   return j;
 }
 

@@ -219,6 +219,9 @@ std::string evaluation_report_text(const Scenario& s, const Context& ctx, const 
   out += "\nMemory per GPU\n" + describe_memory_lines(e.memory);
   if (!e.fits()) out += "  " + memory_reason(e.memory) + "\n";
   out += "\nTime\n" + describe_time(ctx, e);
+  if (const std::optional<ModelAccuracy> a = plan_accuracy(ctx, e.plan)) {
+    out += "  " + accuracy_sentence(*a) + "\n";
+  }
   const std::vector<TrafficNote> notes = traffic_notes(ctx, e);
   if (!notes.empty()) {
     out += "\nTraffic\n";

@@ -60,6 +60,13 @@ TEST_CASE("plan quotes the accuracy for a catalog GPU at its fitted rate only",
           .out);
   CHECK(json.at("accuracy").at("subset") == "bf16");
   CHECK(json.at("accuracy").at("records") == 55);
+  // The pinned plan of `planner memory` carries it too.
+  const auto pinned = cli_harness::run({"memory", "scenarios/q2-llama-3.1-70b-64-h100.json",
+                                        "--tp", "8", "--zero", "1", "--sp", "on", "--flash", "on",
+                                        "--recompute", "selective", "--format", "json"});
+  REQUIRE(pinned.code == 0);
+  CHECK(nlohmann::json::parse(pinned.out).at("accuracy").at("max_abs_error") ==
+        Approx(model_accuracy[0].max_abs_error));
   // FP8 GEMMs: the FP8 records, and which way they err.
   const auto fp8 = cli_harness::run({"plan", "scenarios/q2-llama-3.1-70b-64-h100.json",
                                      "--no-thresholds", "--set",
