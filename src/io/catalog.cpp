@@ -57,6 +57,7 @@ CatalogGpu read_entry(const json& e, double fallback_efficiency,
   if (e.contains("default_efficiency")) {
     g.default_efficiency = number(e, "default_efficiency");
     g.efficiency_basis = e.at("default_efficiency").at("source").get<std::string>();
+    g.efficiency_own = true;
   } else {
     g.default_efficiency = fallback_efficiency;
     g.efficiency_basis = fallback_basis;

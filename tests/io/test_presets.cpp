@@ -1,12 +1,14 @@
 // Model presets (data/models/*.json) and Hugging Face config.json import (io/presets.hpp).
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <fstream>
 #include <string>
 
 #include "cli_harness.hpp"
 #include "planner/base/error.hpp"
+#include "planner/io/catalog.hpp"
 #include "planner/io/presets.hpp"
 #include "planner/io/scenario_json.hpp"
 
@@ -123,6 +125,18 @@ TEST_CASE("planner import hf and planner list models", "[presets][cli]") {
   const auto gpus = cli_harness::run({"list", "gpus"});
   CHECK(gpus.code == 0);
   CHECK_THAT(gpus.out, Catch::Contains("H100-SXM") && Catch::Contains("MI300X"));
+  // Each GPU's GEMM rate, as a scenario naming it without a rate gets it: the bf16 peak times
+  // the catalog's efficiency, its own fit or the pooled default (data/gpus.json).
+  for (const planner::CatalogGpu& g : planner::gpu_catalog()) {
+    INFO(g.name);
+    const double peak = g.peak("bf16").value_or(0);
+    CHECK_THAT(gpus.out, Catch::Contains(fmt::format(
+                             "GEMMs at {:.1f} % of it, {:.0f} TFLOP/s ({}", 100 * g.default_efficiency,
+                             peak * g.default_efficiency / 1e12,
+                             g.efficiency_own ? "its own" : "the pooled default")));
+  }
+  CHECK(planner::find_catalog_gpu("H100-SXM")->efficiency_own);
+  CHECK_FALSE(planner::find_catalog_gpu("B200")->efficiency_own);
 }
 
 TEST_CASE("The question scenarios use presets and fit in ten lines", "[presets]") {

@@ -37,6 +37,9 @@ struct CatalogGpu {
   double nic_bits_per_second = 0;       ///< 0 = not catalogued
   double default_efficiency = 0;        ///< fraction of the bf16 peak used as gpu.flops
   std::string efficiency_basis;         ///< how default_efficiency was obtained
+  /// default_efficiency is the entry's own (fitted on calibration runs of this GPU, or of the
+  /// same chip with other memory); false: the pooled value of all calibration runs.
+  bool efficiency_own = false;
 
   /// The dense peak of `dtype`, or nullopt when the device has no such rate.
   [[nodiscard]] std::optional<double> peak(std::string_view dtype) const noexcept;
