@@ -34,8 +34,9 @@ struct ModelAccuracy {
   double median_error = 0;      ///< signed: > 0 means the model predicts faster than measured
 };
 
-/// `planner validate validation/` at the commit that last changed the model (docs/validation.md
-/// §Figures); tests/report/test_accuracy.cpp recomputes each row.
+/// `planner validate validation/` at the commit that last changed the model, grouped by
+/// accuracy_subset (docs/validation.md §Quoted beside each plan); tests/report/test_accuracy.cpp
+/// recomputes each row.
 inline constexpr std::array<ModelAccuracy, 3> model_accuracy{{
     {AccuracySubset::bf16, "bf16", "published BF16 and FP16 training runs", 55, 0.06271,
      0.36054, -0.02154},
