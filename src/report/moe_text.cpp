@@ -136,14 +136,21 @@ std::string mfu_text(const Context& ctx, double mfu, double model_flops_per_seco
   const Dtype d = ctx.model.precision.compute;
   const std::string hfu = fmt::format("; HFU {:.1f} % of the bf16 dense peak",
                                       100 * peak_mfu(ctx, hardware_flops_per_second).bf16_peak);
+  // The rate MFU's parenthesis is against: a typed (or measured) effective rate, or, from the
+  // catalog's peak times an efficiency, the GEMMs' rate, named with its value since the
+  // memory-bound work is timed apart from it (docs/model.md §6a).
+  const bool gemm_rate = ctx.cluster.gpu.elementwise_bytes_per_second > 0 && !ctx.calibrated;
+  const std::string dtype = p.compute_peak <= 0 ? std::string() : std::string(to_string(d)) + " ";
+  const std::string rate =
+      gemm_rate ? fmt::format("the {:.0f} TFLOP/s {}GEMM rate", ctx.flops_per_second / 1e12, dtype)
+                : fmt::format("the effective {}rate", dtype);
   if (p.compute_peak <= 0) {
-    return fmt::format("MFU {:.1f} % of the bf16 dense peak ({:.1f} % of the effective rate){}",
-                       100 * p.bf16_peak, 100 * mfu, hfu);
+    return fmt::format("MFU {:.1f} % of the bf16 dense peak ({:.1f} % of {}){}", 100 * p.bf16_peak,
+                       100 * mfu, rate, hfu);
   }
-  return fmt::format(
-      "MFU {:.1f} % of the bf16 dense peak, {:.1f} % of the {} peak ({:.1f} % of the effective "
-      "{} rate){}",
-      100 * p.bf16_peak, 100 * p.compute_peak, to_string(d), 100 * mfu, to_string(d), hfu);
+  return fmt::format("MFU {:.1f} % of the bf16 dense peak, {:.1f} % of the {} peak ({:.1f} % of "
+                     "{}){}",
+                     100 * p.bf16_peak, 100 * p.compute_peak, to_string(d), 100 * mfu, rate, hfu);
 }
 
 }  // namespace planner
