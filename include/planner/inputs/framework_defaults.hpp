@@ -21,7 +21,7 @@ namespace planner {
 inline void apply_framework_defaults(Framework f, Model& m, Workload& w) noexcept {
   if (f != Framework::megatron || w.kind != WorkloadKind::training) return;
   if (m.precision.gradients_stated) return;
-  if (m.precision.weights != Dtype::bf16 || m.precision.gradients != Dtype::bf16) return;
+  if (m.precision.weights != Dtype::bf16) return;  // unstated gradients are the default bf16
   m.precision.gradients = Dtype::fp32;
   w.training.bytes_per_param += bytes_of(Dtype::fp32) - bytes_of(Dtype::bf16);
 }
