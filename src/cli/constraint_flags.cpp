@@ -9,7 +9,8 @@ void add_constraints(CLI::App& app, ConstraintArgs& c) {
                  "Pin or bound axes and switches, e.g. tp=8,zero<=1,flash=off "
                  "(names: tp cp dp pp zero replicas flash sp recompute)");
   app.add_option("--framework", c.framework,
-                 "Only plans this framework launches: any, megatron, torchtitan, deepspeed");
+                 "Only plans this framework launches: any (one of the three, the default), "
+                 "megatron, torchtitan, deepspeed; unrestricted (every rank order, what-if)");
 }
 
 void apply_constraints(Scenario& s, const ConstraintArgs& c) {

@@ -139,8 +139,8 @@ Framework parse_framework(std::string_view text, const std::string& origin,
     if (framework_names[i] == text) return static_cast<Framework>(i);
   }
   throw InputError(origin, pointer,
-                   fmt::format("unknown framework '{}'; expected any, megatron, torchtitan or "
-                               "deepspeed",
+                   fmt::format("unknown framework '{}'; expected any, megatron, torchtitan, "
+                               "deepspeed or unrestricted",
                                text));
 }
 

@@ -58,9 +58,13 @@ inline bool passes_config(const SearchFilter& f, const Plan& p) {
   return passes_axes(f, p) && passes_settings(f, p);
 }
 
-/// The placement's condition (tp inside a node or not), for a plan that passes_config.
-inline bool passes_placement(const SearchFilter& f, const Plan& p, const Cluster& c) {
-  if (f.constraints && !framework_placement_violation(f.constraints->framework, p).empty()) {
+/// The placement's condition (tp inside a node or not), for a plan that passes_config. The
+/// default (`any`: some training framework launches it) concerns training: a serving engine
+/// is no Megatron-LM, torchtitan or DeepSpeed job (docs/constraints.md).
+inline bool passes_placement(const SearchFilter& f, const Plan& p, const Cluster& c,
+                             bool training = true) {
+  if (f.constraints && (training || f.constraints->framework != Framework::any) &&
+      !framework_placement_violation(f.constraints->framework, p).empty()) {
     return false;
   }
   return !f.tp_inside_node || p.tp <= 1 || *f.tp_inside_node == inside_node(p, c, Axis::tp);

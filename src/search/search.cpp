@@ -215,7 +215,9 @@ void search_serving_plan(const Context& ctx, const SearchOptions& options, Colle
   // Serving spaces are small (tp × pp × ep): every placement is timed.
   for (const Placement& placement : distinct_placements(p, c)) {
     p.placement = placement;
-    if (!passes_config(options.filter, p) || !passes_placement(options.filter, p, c)) continue;
+    if (!passes_config(options.filter, p) || !passes_placement(options.filter, p, c, false)) {
+      continue;
+    }
     ++result.timed;
     budget.spend(1);
     out.offer_serving(p, ledger,

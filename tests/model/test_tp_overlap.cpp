@@ -92,6 +92,31 @@ TEST_CASE("tp overlap in the step: only with sequence parallelism, and never slo
   CHECK(no_sp.tp_seconds == Approx(training_time(m, c, p, c.gpu.flops_per_second).tp_seconds));
 }
 
+TEST_CASE("tp overlap needs peer memory: a tp group across the network keeps its collectives",
+          "[tp_overlap]") {
+  // Transformer Engine's userbuffers need the tp GPUs on one NVLink/NVSwitch domain
+  // (TE examples/pytorch/comm_gemm_overlap/README.md, Requirements). Two 4-GPU nodes, tp 8:
+  // the group crosses the network (no peer memory), so overlap changes nothing.
+  Model m = test_models::small_model();
+  m.seq_len = 4096;
+  Cluster c = one_node(450e9);
+  c.nodes = 2;
+  c.gpus_per_node = 4;
+  c.tiers[0].domain_gpus = 4;
+  Plan p;
+  p.tp = 8;
+  p.sequence_parallel = true;
+  p.flash_attention = true;
+  p.recompute = Recompute::selective;
+  const TrainingTime plain = training_time(m, c, p, c.gpu.flops_per_second);
+  p.tp_comm_overlap = true;
+  const TrainingTime asked = training_time(m, c, p, c.gpu.flops_per_second);
+  CHECK(asked.tp_seconds == plain.tp_seconds);
+  CHECK(asked.tp_unoverlapped_seconds == 0);
+  CHECK(asked.tp_overlap_cost_seconds == 0);
+  CHECK(plain.tp_seconds > 0);
+}
+
 TEST_CASE("pipeline sends overlapped with the next chunk, by hand", "[tp_overlap]") {
   Model m;
   m.layers = 8;

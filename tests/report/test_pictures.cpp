@@ -46,15 +46,16 @@ std::map<std::string, double> ledger_of(const std::string& html) {
   return out;
 }
 
-// Scenario B's recommendation, tp 2 x dp 32, ZeRO-2, micro-batch 2 x 8 (tests/golden/b.txt),
+// Scenario B's recommendation, tp 2 x dp 32, ZeRO-1, micro-batch 1 x 16 (tests/golden/b.txt;
+// ZeRO-2 with sequence parallelism is no framework's, docs/constraints.md),
 // by hand from scenarios/b.json: 65e9 parameters, bf16 weights and gradients (2 B each),
 // 16 B of model state per parameter, 400 TFLOP/s, sequences of 4096 tokens.
 constexpr double params = 65e9;
 constexpr double weights_bytes = params * 2 / 2;                // split over tp 2
-constexpr double gradients_bytes = params * 2 / 2 / 32;         // ZeRO-2: sharded over dp 32
+constexpr double gradients_bytes = params * 2 / 2;              // ZeRO-1: split over tp alone
 constexpr double optimizer_bytes = params * (16 - 2 - 2) / 2 / 32;  // the other 12 B, sharded
-// 6·P·D per micro-batch of 2 sequences split over tp 2, 8 micro-batches a step (Kaplan 2020).
-constexpr double dense_step_seconds = 8 * 6 * params * (2 * 4096) / 2 / 400e12;
+// 6·P·D per micro-batch of 1 sequence split over tp 2, 16 micro-batches a step (Kaplan 2020).
+constexpr double dense_step_seconds = 16 * 6 * params * (1 * 4096) / 2 / 400e12;
 
 }  // namespace
 
@@ -91,8 +92,8 @@ TEST_CASE("plan --format md: the memory table adds up and matches the hand calcu
   std::smatch total;
   REQUIRE(std::regex_search(r.out, total, std::regex(R"(\| \*\*total\*\* \| \*\*[0-9.]+\*\* \| \*\*([0-9]+)\*\* \|)")));
   CHECK(sum == std::stod(total[1]));
-  // The dense row: 6·65e9·8192/2/400e12 = 3.9936 s per micro-batch, x 8 = 31.9488 s per step.
-  CHECK_THAT(r.out, Catch::Contains("| dense 6\\*P\\*D | 3.99 s | 31.95 s |"));
+  // The dense row: 6·65e9·4096/2/400e12 = 1.9968 s per micro-batch, x 16 = 31.9488 s per step.
+  CHECK_THAT(r.out, Catch::Contains("| dense 6\\*P\\*D | 2.00 s | 31.95 s |"));
 }
 
 TEST_CASE("plan --format html: the SVG elements carry the ledger's and the step's numbers",
@@ -143,16 +144,15 @@ TEST_CASE("plan --format html: the pipeline schedule ends after m + (p - 1)/v sl
           "[pictures][B]") {
   const auto r = run({"plan", "scenarios/b.json", "--format", "html", "--no-thresholds"});
   REQUIRE(r.code == 0);
-  // The recommendation has no pipeline (pp = 1, m = 8): 8 slots. The best plan with pipeline
-  // stages is pp 2 with m = 16 micro-batches, interleaved with v = 4 model chunks per stage:
-  // 16 + (2 - 1)/4 = 16.25 slots (Narayanan et al. 2021, arXiv 2104.04473, §2.2.2: the
-  // interleaved bubble is (p - 1)/v slots).
+  // The recommendation has no pipeline (pp = 1, m = 16): 16 slots. The best plan with pipeline
+  // stages is pp 2 with m = 31 micro-batches, plain 1F1B: 31 + (2 - 1) = 32 slots (Narayanan et
+  // al. 2021, arXiv 2104.04473, §2.2.1: the bubble is p - 1 slots; §2.2.2 divides it by v).
   const auto slots = attribute_values(r.out, R"(g class="schedule-end")", "data-slots");
   REQUIRE(slots.size() == 2);
-  CHECK(std::stod(slots[0]) == Approx(8));
-  CHECK(std::stod(slots[1]) == Approx(16.25));
-  // 2·p·v·m passes: 2·1·1·8 + 2·2·4·16.
-  CHECK(attribute_values(r.out, R"(rect [^>]*class="pass )", "data-stage").size() == 16 + 256);
+  CHECK(std::stod(slots[0]) == Approx(16));
+  CHECK(std::stod(slots[1]) == Approx(32));
+  // 2·p·v·m passes: 2·1·1·16 + 2·2·1·31.
+  CHECK(attribute_values(r.out, R"(rect [^>]*class="pass )", "data-stage").size() == 32 + 124);
 }
 
 TEST_CASE("plan --format html: an interleaved pinned plan's schedule", "[pictures][B]") {

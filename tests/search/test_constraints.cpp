@@ -12,6 +12,9 @@
 #include "planner/io/constraints.hpp"
 #include "planner/io/context.hpp"
 #include "planner/io/scenario_json.hpp"
+#include "planner/model/placement.hpp"
+#include "planner/report/explain_text.hpp"
+#include "planner/search/constraints.hpp"
 #include "planner/search/search.hpp"
 
 using namespace planner;
@@ -65,6 +68,7 @@ TEST_CASE("Property: the megatron framework never recommends what Megatron canno
     doc["cluster"]["inter_node"]["bandwidth"] = bw[rng() % 4];
     Scenario s = load_scenario(doc, "random.json");
     Context ctx = make_context(s);
+    ctx.constraints.framework = Framework::unrestricted;
     SearchOptions options;
     options.keep = 5;
     const SearchResult any = search(ctx, options);
@@ -78,8 +82,56 @@ TEST_CASE("Property: the megatron framework never recommends what Megatron canno
     }
   }
   CHECK(checked > 50);
-  // Not vacuous: without the framework, the search does recommend such plans.
+  // Not vacuous: with every rank order allowed, the search does recommend such plans.
   CHECK(unconstrained_unlaunchable > 0);
+}
+
+TEST_CASE("The default search recommends only plans some framework launches",
+          "[constraints]") {
+  // docs/constraints.md's table, written out here: tp innermost, then cp (Megatron-LM
+  // tp-cp-dp-pp or tp-pp-dp without cp; torchtitan's mesh tp-cp-dp-pp; DeepSpeed model-data-
+  // pipe). Llama 3.1 405B on 16,384 H100s (scenarios/q3): with every order allowed the model's
+  // best plan put tp 4 across nodes (a plan no framework launches); the default may not.
+  const Scenario s = load_scenario(
+      read_json_file(std::string(PLANNER_SOURCE_DIR) + "/scenarios/q3-llama-3.1-405b-16k-h100.json"),
+      "q3.json");
+  Context ctx = make_context(s);
+  SearchOptions options;
+  options.keep = 10;
+  const SearchResult r = search(ctx, options);
+  REQUIRE(r.found());
+  for (const Evaluation& e : r.ranked) {
+    INFO(describe(ctx, e.plan));
+    const auto order = used_order(e.plan);
+    CHECK((in_order(order, {"tp", "cp", "dp", "pp"}) ||
+           (e.plan.cp == 1 && in_order(order, {"tp", "pp", "dp"}))));
+    CHECK(inside_node(e.plan, ctx.cluster, Axis::tp));  // tp 8 or less, innermost: one node
+  }
+  ctx.constraints.framework = Framework::unrestricted;
+  const SearchResult raw = search(ctx, options);
+  REQUIRE(raw.found());
+  CHECK_FALSE(inside_node(raw.ranked.front().plan, ctx.cluster, Axis::tp));
+}
+
+TEST_CASE("No framework launches ZeRO-2 with context parallelism or with tp and SP",
+          "[constraints]") {
+  // Megatron-LM: ZeRO-1 at most; torchtitan: DDP or FSDP (ZeRO-3); DeepSpeed: no ring-attention
+  // cp, AutoTP without sequence parallelism (docs/constraints.md).
+  Plan p;
+  p.dp = 8;
+  p.cp = 2;
+  p.zero = 2;
+  p.flash_attention = true;
+  p.recompute = Recompute::selective;
+  CHECK_FALSE(framework_config_violation(Framework::any, p).empty());
+  CHECK(framework_config_violation(Framework::unrestricted, p).empty());
+  p.cp = 1;
+  p.tp = 2;
+  p.sequence_parallel = true;
+  CHECK_FALSE(framework_config_violation(Framework::any, p).empty());
+  p.sequence_parallel = false;  // DeepSpeed AutoTP with ZeRO-2 and flash attention
+  CHECK(framework_config_violation(Framework::any, p).empty());
+  CHECK(framework_config_violation(Framework::deepspeed, p).empty());
 }
 
 TEST_CASE("The fix flag pins and bounds axes and switches", "[constraints]") {

@@ -13,10 +13,17 @@
 
 namespace planner {
 
-enum class Framework { any, megatron, torchtitan, deepspeed };
+/// `any` (the default): a plan at least one of the three frameworks launches as written, rank
+/// order included (docs/constraints.md). `unrestricted`: every rank order and combination the
+/// time model can time, launchable or not, for what-if questions (never a default).
+enum class Framework { any, megatron, torchtitan, deepspeed, unrestricted };
 
-inline constexpr std::array<std::string_view, 4> framework_names{"any", "megatron", "torchtitan",
-                                                                 "deepspeed"};
+inline constexpr std::array<std::string_view, 5> framework_names{
+    "any", "megatron", "torchtitan", "deepspeed", "unrestricted"};
+
+/// The frameworks whose launch rules `any` takes the union of.
+inline constexpr std::array<Framework, 3> launching_frameworks{
+    Framework::megatron, Framework::torchtitan, Framework::deepspeed};
 
 [[nodiscard]] constexpr std::string_view to_string(Framework f) noexcept {
   return framework_names[static_cast<std::size_t>(f)];
@@ -45,7 +52,7 @@ struct Constraints {
   }
 };
 
-/// True when `c` admits every plan (no bound narrowed, no setting fixed, any framework), so
+/// True when `c` admits every plan (no bound narrowed, no setting fixed, no framework rule), so
 /// the search can skip its checks.
 [[nodiscard]] inline bool unconstrained(const Constraints& c) noexcept {
   const Bound any;
@@ -54,7 +61,7 @@ struct Constraints {
   }
   return c.zero.min <= 0 && c.zero.max >= 3 && c.replicas.min <= any.min &&
          c.replicas.max >= any.max && !c.recompute && !c.flash_attention &&
-         !c.sequence_parallel && c.framework == Framework::any;
+         !c.sequence_parallel && c.framework == Framework::unrestricted;
 }
 
 }  // namespace planner

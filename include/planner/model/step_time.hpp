@@ -516,7 +516,11 @@ struct TpOverlap {
 /// layer (Narayanan et al. 2021 §3.2; with SP an equal-volume reduce-scatter + all-gather,
 /// Korthikanti §4.2.2); full recompute repeats the forward pair. Half of them are the MLP's.
 /// With tp_comm_overlap and SP each reduce-scatter and all-gather runs inside a GEMM
-/// (layer_tp_overlap) and only what the GEMMs do not hide is on the critical path.
+/// (layer_tp_overlap) and only what the GEMMs do not hide is on the critical path, where the
+/// tp group's tier has peer memory: Transformer Engine's userbuffers exchange through CUDA IPC
+/// or multicast peer mappings ("Tensor-parallel GPUs must be on a single node, and connected
+/// over NVLink/NVSwitch", TE examples/pytorch/comm_gemm_overlap/README.md, Requirements).
+/// Across the network every tp collective stays on the critical path.
 inline void add_tensor_parallel(const Model& m, const Cluster& c, const Plan& p,
                                 const StageShape& g, double flops_per_second,
                                 TrainingTime& t) noexcept {
@@ -535,7 +539,7 @@ inline void add_tensor_parallel(const Model& m, const Cluster& c, const Plan& p,
   t.tp_messages = static_cast<std::int64_t>(per_layer * g.layers -
                                             per_layer / 2.0 * plain_mlp_layers);
   t.tp_seconds = static_cast<double>(t.tp_messages) * t.tp_collective.seconds();
-  if (p.tp_comm_overlap && p.sequence_parallel) {
+  if (p.tp_comm_overlap && p.sequence_parallel && c.tiers[k].peer_memory) {
     const double half =
         cheapest_collective(Collective::all_gather, p.tp, t.tp_message_bytes, c.tiers[k])
             .seconds();

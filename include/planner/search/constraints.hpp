@@ -27,11 +27,37 @@ namespace planner {
 /// --use-tp-pp-dp-mapping, which refuses context parallelism (megatron/training/arguments.py).
 inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis::dp};
 
+[[nodiscard]] inline std::string_view framework_config_violation(Framework f,
+                                                                 const Plan& p) noexcept;
+[[nodiscard]] inline std::string_view framework_placement_violation(Framework f,
+                                                                    const Plan& p) noexcept;
+
+/// `any`: a reason when none of the frameworks launches the plan's configuration (the ZeRO
+/// stage, recompute and switches with its degrees: ZeRO-2 with cp, say, is no framework's).
+[[nodiscard]] inline std::string_view any_framework_config_violation(const Plan& p) noexcept {
+  for (const Framework f : launching_frameworks) {
+    if (framework_config_violation(f, p).empty()) return {};
+  }
+  return "no supported framework launches this combination (Megatron-LM, torchtitan and "
+         "DeepSpeed each refuse one of its settings)";
+}
+
+/// `any`: empty when some framework launches both the configuration and the rank order.
+[[nodiscard]] inline std::string_view any_framework_placement_violation(const Plan& p) noexcept {
+  for (const Framework f : launching_frameworks) {
+    if (framework_config_violation(f, p).empty() && framework_placement_violation(f, p).empty()) {
+      return {};
+    }
+  }
+  return "no supported framework orders ranks so (tp innermost, then cp; docs/constraints.md)";
+}
+
 /// Why `f` cannot launch `p`'s degrees, ZeRO stage and switches; empty when it can.
 [[nodiscard]] inline std::string_view framework_config_violation(Framework f,
                                                                  const Plan& p) noexcept {
   switch (f) {
-    case Framework::any: return {};
+    case Framework::unrestricted: return {};
+    case Framework::any: return any_framework_config_violation(p);
     case Framework::megatron:
       if (p.zero > 1) return "Megatron-LM shards optimizer state only (ZeRO-1)";
       if (p.recompute == Recompute::op) return "op-level checkpointing is torchtitan's";
@@ -59,7 +85,11 @@ inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis:
       if (p.pp > 1 && p.zero > 1) return "DeepSpeed's pipeline engine allows ZeRO-1 at most";
       if (p.tp > 1 && p.zero == 3) return "DeepSpeed's AutoTP training takes ZeRO-2 at most";
       if (p.tp > 1 && p.sequence_parallel) return "DeepSpeed's AutoTP does not shard the sequence";
-      if (p.recompute == Recompute::selective || p.recompute == Recompute::op) {
+      // Tiled attention recomputes its core in the backward, so "flash + selective" is the
+      // search's name for flash attention without checkpointing (docs/ranking.md §1), which
+      // DeepSpeed runs; selective recompute without it is not a DeepSpeed option.
+      if ((p.recompute == Recompute::selective && !p.flash_attention) ||
+          p.recompute == Recompute::op) {
         return "DeepSpeed recomputes whole layers only";
       }
       if (p.virtual_stages > 1) return "DeepSpeed's pipeline engine runs plain 1F1B, not interleaved";
@@ -79,7 +109,8 @@ inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis:
 [[nodiscard]] inline std::string_view framework_placement_violation(Framework f,
                                                                     const Plan& p) noexcept {
   switch (f) {
-    case Framework::any: return {};
+    case Framework::unrestricted: return {};
+    case Framework::any: return any_framework_placement_violation(p);
     case Framework::megatron:
       if (placement_follows(p, default_placement)) return {};
       if (p.cp <= 1 && placement_follows(p, megatron_tp_pp_dp)) return {};
