@@ -61,7 +61,7 @@ void add_format(CLI::App& app, std::string& format, std::vector<std::string> all
 /// `--fix` and `--framework` (src/cli/constraint_flags.cpp): laid over the scenario's
 /// "constraints" by apply_constraints.
 struct ConstraintArgs {
-  std::string fix, framework;
+  std::string fix, framework, rank;
 };
 void add_constraints(CLI::App& app, ConstraintArgs& c);
 void apply_constraints(Scenario& s, const ConstraintArgs& c);

@@ -11,6 +11,9 @@ void add_constraints(CLI::App& app, ConstraintArgs& c) {
   app.add_option("--framework", c.framework,
                  "Only plans this framework launches: any (one of the three, the default), "
                  "megatron, torchtitan, deepspeed; unrestricted (every rank order, what-if)");
+  app.add_option("--rank", c.rank,
+                 "trusted (the default: the fastest plan inside the regimes published runs "
+                 "validate) or raw (the fastest by the time model alone)");
 }
 
 void apply_constraints(Scenario& s, const ConstraintArgs& c) {
@@ -22,6 +25,7 @@ void apply_constraints(Scenario& s, const ConstraintArgs& c) {
                                   "full for a mixture-of-experts model");
   }
   if (!c.framework.empty()) s.constraints.framework = parse_framework(c.framework, "--framework", "");
+  if (!c.rank.empty()) s.constraints.trusted = parse_rank(c.rank, "--rank", "");
 }
 
 }  // namespace planner::cli

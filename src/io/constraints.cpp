@@ -144,4 +144,13 @@ Framework parse_framework(std::string_view text, const std::string& origin,
                                text));
 }
 
+bool parse_rank(std::string_view text, const std::string& origin, const std::string& pointer) {
+  if (text == "trusted") return true;
+  if (text == "raw") return false;
+  throw InputError(origin, pointer,
+                   fmt::format("unknown ranking '{}'; expected trusted (plans inside the runs "
+                               "the model was validated on) or raw (every plan by the time model)",
+                               text));
+}
+
 }  // namespace planner

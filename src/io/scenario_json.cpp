@@ -356,12 +356,15 @@ Scenario load_scenario(const json& doc, const std::string& origin) {
                    origin, folder),
       origin);
   if (const json* c = top.find("constraints")) {
-    const Object o(*c, "/constraints", origin, {"fix", "framework"});
+    const Object o(*c, "/constraints", origin, {"fix", "framework", "rank"});
     if (const auto fix = o.maybe_text("fix")) {
       s.constraints = parse_fix(*fix, origin, "/constraints/fix");
     }
     if (const auto f = o.maybe_text("framework")) {
       s.constraints.framework = parse_framework(*f, origin, "/constraints/framework");
+    }
+    if (const auto r = o.maybe_text("rank")) {
+      s.constraints.trusted = parse_rank(*r, origin, "/constraints/rank");
     }
   }
   s.cluster = read_cluster(

@@ -289,7 +289,11 @@ std::string alternative_verdict(const Context& ctx, const Evaluation& best, cons
     case AlternativeOutcome::not_legal:
       return fmt::format("not legal: {}", a.rejection->reason);
     case AlternativeOutcome::none_legal:
-      return "no legal configuration";
+      // Ranked for trust, the search keeps to the validated envelope (docs/ranking.md §4).
+      return ctx.constraints.trusted && !serving
+                 ? "no legal configuration inside the regimes published runs validate "
+                   "(--rank raw searches the rest)"
+                 : "no legal configuration";
   }
   return fmt::format("{} fits ({} per GPU) but {}", describe(ctx, a.best->plan),
                      bytes_text(a.best->memory.total_bytes()), how);

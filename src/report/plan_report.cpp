@@ -2,6 +2,7 @@
 
 #include "planner/io/context.hpp"
 #include "planner/report/report.hpp"
+#include "planner/search/rank.hpp"
 
 /// The orchestration of `planner plan`: the search, the explanation of its winner and the
 /// thresholds around it, each independent of the others.
@@ -15,6 +16,29 @@ PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds)
   SearchOptions options;
   options.keep = std::max<std::size_t>(top, 1);
   r.result = search(r.context, options);
+  // Rank for trust (docs/ranking.md §4): the recommendation lies inside the validated envelope;
+  // the fastest plan outside it is shown beside it when it is faster by more than the band.
+  // Where nothing fits inside, the raw ranking answers and says so.
+  const bool training = r.context.workload.kind == WorkloadKind::training;
+  if (training && r.context.constraints.trusted) {
+    Context raw = r.context;
+    raw.constraints.trusted = false;
+    if (!r.result.found()) {
+      r.context = raw;
+      r.result = search(r.context, options);
+      r.envelope_empty = r.result.found();
+    } else {
+      SearchOptions fastest;
+      fastest.keep = 1;
+      fastest.accounting = false;
+      const SearchResult other = search(raw, fastest);
+      const Evaluation& best = r.result.ranked.front();
+      if (other.found() && other.ranked.front().training.tokens_per_second >
+                               best.training.tokens_per_second * (1.0 + time_resolution)) {
+        r.unvalidated = other.ranked.front();
+      }
+    }
+  }
   r.explanation = explain(r.context, r.result);
   if (thresholds && r.result.found()) {
     r.thresholds = find_thresholds(r.context, r.result.ranked.front().plan, 0,

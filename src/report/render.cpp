@@ -225,7 +225,7 @@ OpeningText opening_text(const PlanReport& r) {
   t.plan = describe(ctx, best.plan);
   t.headline = headline(ctx, best);
   t.tied = tied_sentence(r.result);
-  if (const std::optional<ModelAccuracy> a = plan_accuracy(ctx, best.plan)) {
+  if (const std::optional<QuotedAccuracy> a = plan_accuracy(ctx, best.plan)) {
     t.accuracy = accuracy_sentence(*a);
   }
   if (r.pinned) {
@@ -266,12 +266,16 @@ void explanation_json(const Context& ctx, const Explanation& x, const Evaluation
 }  // namespace
 
 /// The time model's measured error on plans of `p`'s kind (report/accuracy.hpp), as JSON.
-static json accuracy_json(const ModelAccuracy& a) {
-  return json{{"subset", a.key},
+static json accuracy_json(const QuotedAccuracy& q) {
+  const ModelAccuracy& a = q.row;
+  return json{{"regime", regime_text(q.regime)},
+              {"validated_regime", q.exact},
+              {"measured_on", regime_text(a.regime)},
               {"records", a.records},
               {"median_abs_error", a.median_abs_error},
               {"max_abs_error", a.max_abs_error},
-              {"median_error", a.median_error}};
+              {"median_error", a.median_error},
+              {"outside_envelope", q.outside.empty() ? json(nullptr) : json(q.outside)}};
 }
 
 json plan_json(const Context& ctx, const Evaluation& e) {
@@ -312,9 +316,24 @@ json report_json(const PlanReport& r) {
   // The recommendation's kind of run and the time model's measured error on it (report/
   // accuracy.hpp), when the rate is the catalog's fitted one.
   if (r.result.found()) {
-    if (const std::optional<ModelAccuracy> a = plan_accuracy(ctx, r.result.ranked.front().plan)) {
+    if (const std::optional<QuotedAccuracy> a = plan_accuracy(ctx, r.result.ranked.front().plan)) {
       j["accuracy"] = accuracy_json(*a);
     }
+  }
+  // Ranked for trust (docs/ranking.md §4): whether the answer lies inside the validated
+  // envelope, and the faster plan outside it.
+  if (ctx.workload.kind == WorkloadKind::training && r.result.found()) {
+    json trust{{"ranking", ctx.constraints.trusted || r.envelope_empty ? "trusted" : "raw"},
+               {"envelope_empty", r.envelope_empty}};
+    if (r.unvalidated) {
+      json u = plan_json(ctx, *r.unvalidated);
+      u["speedup"] = r.unvalidated->training.tokens_per_second /
+                     r.result.ranked.front().training.tokens_per_second;
+      u["outside_envelope"] =
+          outside_envelope_reason(validated_envelope, ctx.model, ctx.cluster, r.unvalidated->plan);
+      trust["unvalidated_alternative"] = u;
+    }
+    j["trust"] = trust;
   }
   if (r.pinned) j["pinned"] = plan_json(ctx, *r.pinned);
   if (const std::optional<RestartBudget> b = plan_restart_budget(r)) {
@@ -416,7 +435,7 @@ json evaluation_report_json(const Scenario& s, const Context& ctx, const Evaluat
   j["plan"] = plan_json(ctx, e);
   j["fits"] = e.fits();
   j["traffic"] = traffic_json(ctx, e, traffic_notes(ctx, e));
-  if (const std::optional<ModelAccuracy> a = plan_accuracy(ctx, e.plan)) {
+  if (const std::optional<QuotedAccuracy> a = plan_accuracy(ctx, e.plan)) {
     j["accuracy"] = accuracy_json(*a);
   }
   return j;

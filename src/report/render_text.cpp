@@ -170,9 +170,11 @@ std::string report_text(const PlanReport& r) {
   if (ctx.workload.kind == WorkloadKind::serving) out += slo_missed_line(ctx, best);
   out += fmt::format("Recommendation: {}\n  {}\n", describe(ctx, best.plan), headline(ctx, best));
   out += tied_line(r.result);
-  if (const std::optional<ModelAccuracy> a = plan_accuracy(ctx, best.plan)) {
+  if (const std::optional<QuotedAccuracy> a = plan_accuracy(ctx, best.plan)) {
     out += "  " + accuracy_sentence(*a) + "\n";
   }
+  if (r.envelope_empty) out += "  " + envelope_empty_sentence(ctx, best.plan) + "\n";
+  if (r.unvalidated) out += "  " + unvalidated_sentence(ctx, best, *r.unvalidated) + "\n";
   if (r.pinned) {
     out += fmt::format("  your pinned plan ({}): {}; {}\n", describe(ctx, r.pinned->plan),
                        pinned_figures(ctx, *r.pinned), pinned_verdict(ctx, *r.pinned, best, r.result.band_limit));
@@ -219,7 +221,7 @@ std::string evaluation_report_text(const Scenario& s, const Context& ctx, const 
   out += "\nMemory per GPU\n" + describe_memory_lines(e.memory);
   if (!e.fits()) out += "  " + memory_reason(e.memory) + "\n";
   out += "\nTime\n" + describe_time(ctx, e);
-  if (const std::optional<ModelAccuracy> a = plan_accuracy(ctx, e.plan)) {
+  if (const std::optional<QuotedAccuracy> a = plan_accuracy(ctx, e.plan)) {
     out += "  " + accuracy_sentence(*a) + "\n";
   }
   const std::vector<TrafficNote> notes = traffic_notes(ctx, e);

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "planner/model/regime.hpp"
 #include "planner/search/constraints.hpp"
 #include "planner/search/search.hpp"
 
@@ -50,6 +51,10 @@ inline bool passes_settings(const SearchFilter& f, const Plan& p) {
   if (f.hybrid && *f.hybrid != (state_replicas(p) > 1)) return false;
   if (f.recompute && *f.recompute != p.recompute) return false;
   if (f.constraints && !within_settings(*f.constraints, p)) return false;
+  if (f.constraints && f.constraints->trusted &&
+      !outside_envelope_config(validated_envelope, p, f.seq_len).empty()) {
+    return false;
+  }
   return !f.flash_attention || *f.flash_attention == p.flash_attention;
 }
 
@@ -65,6 +70,10 @@ inline bool passes_placement(const SearchFilter& f, const Plan& p, const Cluster
                              bool training = true) {
   if (f.constraints && (training || f.constraints->framework != Framework::any) &&
       !framework_placement_violation(f.constraints->framework, p).empty()) {
+    return false;
+  }
+  if (f.constraints && f.constraints->trusted && training &&
+      tp_outside_envelope(validated_envelope, p, c, axis_tier(p, c, Axis::tp))) {
     return false;
   }
   return !f.tp_inside_node || p.tp <= 1 || *f.tp_inside_node == inside_node(p, c, Axis::tp);

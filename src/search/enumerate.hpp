@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -384,13 +385,23 @@ inline void time_candidates(const Context& ctx, const SearchOptions& options, Sc
     if (out.beyond(cand.bound)) break;
     Group& g = s.groups[cand.group()];
     Plan p = configured(g, cand.choice(), cand.mb(), s.mb_pool);
-    TrainingTime lower = training_time(m, ideal, p, ctx.flops_per_second);
-    ++result.timed;
-    budget.spend(1);
-    const double slots = static_cast<double>(p.grad_accum) * lower.micro_batch_seconds() +
-                         lower.bubble_seconds;
-    if (out.beyond(slots / (lower.global_sequences * seq) * bound_margin)) continue;
-    int timed_zero = 0;
+    // The slots' bound holds for every ZeRO stage but not for both SP settings: sequence
+    // parallelism splits the elementwise kernels' bytes over tp, so without it a step is
+    // longer. The bound is the smaller of the two (the larger pruned faster plans with SP).
+    std::array<TrainingTime, 2> by_sp;
+    std::array<int, 2> zero_of{0, 0};  // the ZeRO stage each of by_sp was timed at
+    double slots = std::numeric_limits<double>::infinity();
+    for (int sp = 0; sp <= (p.tp > 1 ? 1 : 0); ++sp) {
+      p.sequence_parallel = sp == 1;
+      by_sp[static_cast<std::size_t>(sp)] = training_time(m, ideal, p, ctx.flops_per_second);
+      ++result.timed;
+      budget.spend(1);
+      const TrainingTime& t = by_sp[static_cast<std::size_t>(sp)];
+      slots = std::min(slots, (static_cast<double>(p.grad_accum) * t.micro_batch_seconds() +
+                               t.bubble_seconds) /
+                                  t.global_sequences);
+    }
+    if (out.beyond(slots / seq * bound_margin)) continue;
     for (int zero = 0; zero <= 3; ++zero) {
       if (zero == 0 && state_replicas(p) > 1) continue;  // hybrid sharding shards ZeRO's state
       for (int sp = 0; sp <= (p.tp > 1 ? 1 : 0); ++sp) {
@@ -398,11 +409,12 @@ inline void time_candidates(const Context& ctx, const SearchOptions& options, Sc
         p.sequence_parallel = sp == 1;
         MemoryLedger ledger;
         if (!fits(cand, p, ledger)) continue;
-        if (zero != timed_zero) {
+        TrainingTime& lower = by_sp[static_cast<std::size_t>(sp)];
+        if (zero_of[static_cast<std::size_t>(sp)] != zero) {  // the variant's own stage
           lower = training_time(m, ideal, p, ctx.flops_per_second);
+          zero_of[static_cast<std::size_t>(sp)] = zero;
           ++result.timed;
           budget.spend(1);
-          timed_zero = zero;
         }
         if (out.beyond(1.0 / lower.tokens_per_second * bound_margin)) continue;
         place(g, options.filter, c, s);

@@ -12,26 +12,58 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
+#include <fmt/format.h>
+
 #include "cli_harness.hpp"
+#include "planner/io/context.hpp"
+#include "planner/model/placement.hpp"
 #include "planner/report/accuracy.hpp"
 #include "planner/report/validate.hpp"
 
 using namespace planner;
 
-TEST_CASE("The quoted accuracy is what the validation records give", "[accuracy][validate]") {
+namespace {
+
+std::vector<ValidationRecord> validation_records() {
   std::vector<ValidationRecord> records;
   for (const std::string& file :
        validation_files(std::string(PLANNER_SOURCE_DIR) + "/validation")) {
     std::ifstream in(file);
     records.push_back(load_validation_record(nlohmann::json::parse(in), file));
   }
+  return records;
+}
+
+Regime record_regime(const ValidationRecord& r) {
+  const Context ctx = make_context(r.scenario);
+  return regime_of(ctx.model, ctx.cluster, *r.scenario.plan);
+}
+
+}  // namespace
+
+TEST_CASE("The quoted accuracy is what the validation records give", "[accuracy][validate]") {
+  const std::vector<ValidationRecord> records = validation_records();
   REQUIRE(records.size() > 90);
-  for (const ModelAccuracy& row : model_accuracy) {
-    INFO(row.key);
+  // Every regime the validation records populate has its row, and every row its records.
+  std::vector<Regime> populated;
+  for (const ValidationRecord& r : records) {
+    if (r.set != "validation" || !r.scenario.plan) continue;
+    const Regime g = record_regime(r);
+    if (std::find(populated.begin(), populated.end(), g) == populated.end()) populated.push_back(g);
+  }
+  struct Row {
+    Regime regime;
+    std::size_t records;
+    double median_abs, worst, median_signed;
+  };
+  std::vector<Row> rows;
+  std::string table;  // printed on failure: the rows as the records give them
+  for (const Regime& g : populated) {
     std::vector<double> abs_errors, errors;
     for (const ValidationRecord& r : records) {
-      if (r.set != "validation" || !r.scenario.plan) continue;
-      if (accuracy_subset(r.scenario.model, *r.scenario.plan) != row.subset) continue;
+      if (r.set != "validation" || !r.scenario.plan || !(record_regime(r) == g)) continue;
       const std::optional<double> e = throughput_error(validate_record(r));
       REQUIRE(e);
       errors.push_back(*e);
@@ -39,12 +71,47 @@ TEST_CASE("The quoted accuracy is what the validation records give", "[accuracy]
     }
     double worst = 0;
     for (double e : abs_errors) worst = std::max(worst, e);
-    CHECK(static_cast<int>(errors.size()) == row.records);
-    // The table holds five decimals of each fraction.
-    CHECK(median(abs_errors) == Approx(row.median_abs_error).margin(6e-6));
-    CHECK(worst == Approx(row.max_abs_error).margin(6e-6));
-    CHECK(median(errors) == Approx(row.median_error).margin(6e-6));
+    rows.push_back({g, errors.size(), median(abs_errors), worst, median(errors)});
+    table += fmt::format("{{{{{}, {}, {}, {}}}, {}, {:.5f}, {:.5f}, {:.5f}}}\n", g.fp8,
+                         static_cast<int>(g.sharding), g.moe, static_cast<int>(g.scale),
+                         errors.size(), median(abs_errors), worst, median(errors));
   }
+  INFO("the table from the records:\n" << table);
+  for (const Row& x : rows) {
+    INFO(regime_text(x.regime));
+    const auto row = std::find_if(model_accuracy.begin(), model_accuracy.end(),
+                                  [&](const ModelAccuracy& a) { return a.regime == x.regime; });
+    REQUIRE(row != model_accuracy.end());
+    CHECK(static_cast<int>(x.records) == row->records);
+    // The table holds five decimals of each fraction.
+    CHECK(x.median_abs == Approx(row->median_abs_error).margin(6e-6));
+    CHECK(x.worst == Approx(row->max_abs_error).margin(6e-6));
+    CHECK(x.median_signed == Approx(row->median_error).margin(6e-6));
+  }
+  CHECK(populated.size() == model_accuracy.size());
+}
+
+TEST_CASE("The validated envelope is the reach of the validation records", "[accuracy][regime]") {
+  // Each limit of model/regime.hpp's validated_envelope, recomputed from validation/.
+  std::int64_t zero3 = 0, depth = 1, cp_tokens = 0;
+  bool tp_across = false;
+  for (const ValidationRecord& r : validation_records()) {
+    if (r.set != "validation" || !r.scenario.plan) continue;
+    const Context ctx = make_context(r.scenario);
+    const Plan& p = *r.scenario.plan;
+    zero3 = std::max(zero3, zero3_gather_ranks(p));
+    if (p.pp > 1) depth = std::max(depth, p.virtual_stages);
+    if (p.cp > 1) {
+      const std::int64_t tokens = ctx.model.seq_len / p.cp;
+      cp_tokens = cp_tokens == 0 ? tokens : std::min(cp_tokens, tokens);
+    }
+    tp_across = tp_across || (p.tp > 1 && axis_tier(p, ctx.cluster, Axis::tp) ==
+                                              ctx.cluster.network_index());
+  }
+  CHECK(zero3 == validated_envelope.max_zero3_shard_ranks);
+  CHECK(depth == validated_envelope.max_virtual_stages);
+  CHECK(cp_tokens == validated_envelope.min_cp_tokens_per_rank);
+  CHECK(tp_across == validated_envelope.tp_across_network);
 }
 
 TEST_CASE("plan quotes the accuracy for a catalog GPU at its fitted rate only",
@@ -52,8 +119,11 @@ TEST_CASE("plan quotes the accuracy for a catalog GPU at its fitted rate only",
   const auto q2 = cli_harness::run({"plan", "scenarios/q2-llama-3.1-70b-64-h100.json",
                                     "--no-thresholds"});
   REQUIRE(q2.code == 0);
-  CHECK_THAT(q2.out, Catch::Contains("Error of this time model on 55 published BF16 and FP16 "
-                                     "training runs: 6.3 % median, 36.1 % at worst"));
+  // q2's recommendation shards with ZeRO-3 over 32 ranks of 64 H100s: the regime of the
+  // torchtitan and fms-fsdp runs (16-bit, FSDP, 9-256 GPUs), whose row the first test checks.
+  CHECK_THAT(q2.out, Catch::Contains("Error of this time model on 8 published runs of this "
+                                     "regime (16-bit, ZeRO-3 (FSDP), dense, 9-256 GPUs): 13.3 % "
+                                     "median, 31.3 % at worst"));
   // MFU's parenthesis names the rate it is against: H100-SXM's 989.4 TFLOP/s bf16 peak times
   // its fitted 0.5502 (data/gpus.json) = 544 TFLOP/s of GEMMs.
   CHECK_THAT(q2.out, Catch::Contains("% of the 544 TFLOP/s GEMM rate)"));
@@ -61,21 +131,28 @@ TEST_CASE("plan quotes the accuracy for a catalog GPU at its fitted rate only",
       cli_harness::run({"plan", "scenarios/q2-llama-3.1-70b-64-h100.json", "--no-thresholds",
                         "--format", "json"})
           .out);
-  CHECK(json.at("accuracy").at("subset") == "bf16");
-  CHECK(json.at("accuracy").at("records") == 55);
+  CHECK(json.at("accuracy").at("regime") == "16-bit, ZeRO-3 (FSDP), dense, 9-256 GPUs");
+  CHECK(json.at("accuracy").at("validated_regime") == true);
+  CHECK(json.at("accuracy").at("records") == 8);
   // The pinned plan of `planner memory` carries it too.
   const auto pinned = cli_harness::run({"memory", "scenarios/q2-llama-3.1-70b-64-h100.json",
                                         "--tp", "8", "--zero", "1", "--sp", "on", "--flash", "on",
                                         "--recompute", "selective", "--format", "json"});
   REQUIRE(pinned.code == 0);
+  // tp 8 x dp 8 with ZeRO-1: the 16-bit replicated-state runs of 9-256 GPUs.
+  const ModelAccuracy& replicated =
+      nearest_accuracy({false, StateSharding::replicated, false, Scale::to_256});
+  CHECK(replicated.regime == Regime{false, StateSharding::replicated, false, Scale::to_256});
   CHECK(nlohmann::json::parse(pinned.out).at("accuracy").at("max_abs_error") ==
-        Approx(model_accuracy[0].max_abs_error));
+        Approx(replicated.max_abs_error));
   // FP8 GEMMs: the FP8 records, and which way they err.
   const auto fp8 = cli_harness::run({"plan", "scenarios/q2-llama-3.1-70b-64-h100.json",
                                      "--no-thresholds", "--set",
                                      "/model/precision={\"compute\": \"fp8\"}"});
   REQUIRE(fp8.code == 0);
-  CHECK_THAT(fp8.out, Catch::Contains("31 published FP8 training runs") &&
+  // No FP8 run shards with FSDP: the nearest regime is quoted, and said to be the nearest.
+  CHECK_THAT(fp8.out, Catch::Contains("No published run validates this regime (FP8, ZeRO-3 "
+                                      "(FSDP), dense, 9-256 GPUs); the nearest") &&
                           Catch::Contains("mostly predicting faster than measured"));
   // A typed rate is the user's number (scenario B's 400 TFLOP/s effective), and serving has
   // its own figures (validation/serving/README.md): no quote.

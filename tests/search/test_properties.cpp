@@ -28,6 +28,8 @@
 #include "planner/search/rank.hpp"
 #include "planner/report/report.hpp"
 #include "planner/io/scenario_json.hpp"
+#include "planner/model/placement.hpp"
+#include "planner/model/regime.hpp"
 #include "planner/search/constraints.hpp"
 #include "planner/search/search.hpp"
 
@@ -268,11 +270,21 @@ TEST_CASE("Property: the planner's recommendation is never beaten by a brute-for
                  << docs[i].dump());
     Scenario s = load(docs[i]);
     s.constraints.framework = framework;
+    // The unrestricted pass ranks raw; the default one for trust, inside the validated envelope
+    // (model/regime.hpp: its limits, restated here as the features they bound).
+    s.constraints.trusted = framework == Framework::any;
     const Context ctx = make_context(s);
     const auto launchable = [&](const Plan& p) {
       if (framework == Framework::unrestricted || s.workload.kind != WorkloadKind::training) {
         return true;
       }
+      const bool zero3_ok = p.zero != 3 || p.zero3_collectives_per_layer > 1 ||
+                            shard_dp(p) * p.cp <= validated_envelope.max_zero3_shard_ranks;
+      const bool depth_ok = p.pp == 1 || p.virtual_stages <= validated_envelope.max_virtual_stages;
+      const bool cp_ok =
+          p.cp == 1 || s.model.seq_len / p.cp >= validated_envelope.min_cp_tokens_per_rank;
+      const bool tp_ok = p.tp == 1 || axis_tier(p, ctx.cluster, Axis::tp) < ctx.cluster.network_index();
+      if (!(zero3_ok && depth_ok && cp_ok && tp_ok)) return false;
       for (const Framework f : {Framework::megatron, Framework::torchtitan, Framework::deepspeed}) {
         if (framework_config_violation(f, p).empty() &&
             framework_placement_violation(f, p).empty()) {

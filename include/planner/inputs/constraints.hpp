@@ -46,6 +46,9 @@ struct Constraints {
   std::optional<bool> flash_attention;
   std::optional<bool> sequence_parallel;
   Framework framework = Framework::any;
+  /// Recommend only plans inside the validated envelope (model/regime.hpp; docs/ranking.md
+  /// §4): `--rank trusted`, the default. `--rank raw` ranks every plan by the time model alone.
+  bool trusted = true;
 
   [[nodiscard]] const Bound& degree(Axis a) const noexcept {
     return degrees[static_cast<std::size_t>(a)];
@@ -61,7 +64,7 @@ struct Constraints {
   }
   return c.zero.min <= 0 && c.zero.max >= 3 && c.replicas.min <= any.min &&
          c.replicas.max >= any.max && !c.recompute && !c.flash_attention &&
-         !c.sequence_parallel && c.framework == Framework::unrestricted;
+         !c.sequence_parallel && c.framework == Framework::unrestricted && !c.trusted;
 }
 
 }  // namespace planner

@@ -18,6 +18,11 @@ namespace planner {
                                     const std::string& pointer, Constraints base = {});
 
 /// "any", "megatron", "torchtitan" or "deepspeed".
+/// `--rank` / `constraints.rank`: "trusted" (the default: inside the validated envelope) or
+/// "raw" (every plan by the time model alone); true for trusted.
+[[nodiscard]] bool parse_rank(std::string_view text, const std::string& origin,
+                              const std::string& pointer);
+
 [[nodiscard]] Framework parse_framework(std::string_view text, const std::string& origin,
                                         const std::string& pointer);
 

@@ -1,5 +1,6 @@
 #pragma once
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -7,27 +8,61 @@
 #include "planner/inputs/model.hpp"
 #include "planner/inputs/plan.hpp"
 #include "planner/model/evaluate.hpp"
+#include "planner/model/regime.hpp"
 
-/// How far the time model's throughput has been from published training runs, by kind of
-/// run: what `planner plan` quotes beside a prediction, so the user reads 72,229 tokens/s with
-/// the error it carries. The figures are `planner validate validation/`'s over the validation
-/// records (never the calibration runs the efficiency is fitted to), grouped as
-/// `accuracy_subset` groups a plan; docs/validation.md reports them, and a test recomputes
-/// every row from validation/ so the table cannot drift from the records.
+/// How far the time model's throughput has been from published training runs of the plan's
+/// regime: what `planner plan` quotes beside a prediction, so the user reads 72,229 tokens/s
+/// with the error measured where such plans were checked. The figures are `planner validate
+/// validation/`'s over the validation records (never the calibration runs the efficiency is
+/// fitted to), grouped by `regime_of`; docs/validation.md §Regimes reports them, and
+/// tests/report/test_accuracy.cpp recomputes every row from validation/, so the table cannot
+/// drift from the records.
 
 namespace planner {
 
-/// The kinds of run the validation set measures apart, because their errors differ.
-enum class AccuracySubset {
-  bf16,              ///< 16-bit GEMMs (bf16, fp16)
-  fp8,               ///< FP8 GEMMs: no calibration run, the bf16 efficiency is assumed
-  zero3_per_tensor,  ///< ZeRO-3 issuing a collective per parameter tensor (DeepSpeed 2021)
+/// How the data-parallel group holds the model state: replicated or with the optimizer (and
+/// gradients) sharded (ZeRO 0-2: one reduction per step), ZeRO-3 gathering a layer at a time
+/// (FSDP), or DeepSpeed 2021's ZeRO-3 issuing a collective per parameter tensor.
+enum class StateSharding { replicated, zero3, zero3_per_tensor };
+
+/// World size, in the steps the validation set's errors change over (one node; a few hundred
+/// GPUs; up to 2,048; beyond, where only Llama 3's, MT-NLG's and the Megatron README's runs are).
+enum class Scale { one_node, to_256, to_2048, beyond_2048 };
+
+/// The features of a training plan that drive the time model's error, coarse enough that the
+/// validation set measures most classes: the GEMMs' number format, the state sharding, MoE,
+/// and scale. The finer features the search could exploit (the ZeRO-3 group's size, tp across
+/// nodes, interleaving depth, cp at short sequences) are bounded by the validated envelope
+/// (model/regime.hpp) instead.
+struct Regime {
+  bool fp8 = false;
+  StateSharding sharding = StateSharding::replicated;
+  bool moe = false;
+  Scale scale = Scale::one_node;
+  friend bool operator==(const Regime&, const Regime&) = default;
 };
 
+[[nodiscard]] inline Scale scale_of(std::int64_t gpus) noexcept {
+  if (gpus <= 8) return Scale::one_node;
+  if (gpus <= 256) return Scale::to_256;
+  if (gpus <= 2048) return Scale::to_2048;
+  return Scale::beyond_2048;
+}
+
+[[nodiscard]] inline Regime regime_of(const Model& m, const Cluster& c, const Plan& p) noexcept {
+  Regime r;
+  r.fp8 = m.precision.compute == Dtype::fp8;
+  r.sharding = p.zero != 3                          ? StateSharding::replicated
+               : p.zero3_collectives_per_layer > 1 ? StateSharding::zero3_per_tensor
+                                                   : StateSharding::zero3;
+  r.moe = is_moe(m);
+  r.scale = scale_of(world_size(c));
+  return r;
+}
+
+/// The time model's error on the validation runs of one regime.
 struct ModelAccuracy {
-  AccuracySubset subset;
-  std::string_view key;   ///< JSON name
-  std::string_view runs;  ///< what the records are, in words
+  Regime regime;
   int records = 0;
   double median_abs_error = 0;  ///< of tokens/s per GPU, a fraction
   double max_abs_error = 0;
@@ -35,41 +70,67 @@ struct ModelAccuracy {
 };
 
 /// `planner validate validation/` at the commit that last changed the model, grouped by
-/// accuracy_subset (docs/validation.md §Quoted beside each plan); tests/report/test_accuracy.cpp
-/// recomputes each row.
-inline constexpr std::array<ModelAccuracy, 3> model_accuracy{{
-    {AccuracySubset::bf16, "bf16", "published BF16 and FP16 training runs", 55, 0.06271,
-     0.36054, -0.02154},
-    {AccuracySubset::fp8, "fp8", "published FP8 training runs", 31, 0.18771, 0.32034, 0.18771},
-    {AccuracySubset::zero3_per_tensor, "zero3_per_tensor",
-     "published runs of DeepSpeed's 2021 per-tensor ZeRO-3", 6, 0.46464, 1.03797, 0.46464},
+/// regime_of (docs/validation.md §Regimes); tests/report/test_accuracy.cpp recomputes each row
+/// and checks that no populated regime is missing.
+inline constexpr std::array<ModelAccuracy, 18> model_accuracy{{
+    // {fp8, sharding, MoE, scale}, runs, median |error|, worst |error|, median signed error
+    {{false, StateSharding::replicated, false, Scale::one_node}, 1, 0.08461, 0.08461, -0.08461},
+    {{false, StateSharding::replicated, false, Scale::to_256}, 9, 0.03643, 0.07774, -0.03643},
+    {{false, StateSharding::replicated, false, Scale::to_2048}, 14, 0.02322, 0.10288, -0.02322},
+    {{false, StateSharding::replicated, false, Scale::beyond_2048}, 8, 0.11119, 0.36054, 0.08991},
+    {{false, StateSharding::replicated, true, Scale::one_node}, 1, 0.06815, 0.06815, -0.06815},
+    {{false, StateSharding::replicated, true, Scale::to_256}, 5, 0.03070, 0.06118, 0.00149},
+    {{false, StateSharding::replicated, true, Scale::to_2048}, 7, 0.04672, 0.17901, 0.04238},
+    {{false, StateSharding::zero3, false, Scale::one_node}, 2, 0.20916, 0.23017, 0.20916},
+    {{false, StateSharding::zero3, false, Scale::to_256}, 8, 0.13333, 0.31288, 0.06893},
+    {{false, StateSharding::zero3_per_tensor, false, Scale::to_2048}, 5, 0.44775, 0.66649, 0.44775},
+    {{false, StateSharding::zero3_per_tensor, false, Scale::beyond_2048}, 1, 1.03797, 1.03797, 1.03797},
+    {{true, StateSharding::replicated, false, Scale::one_node}, 1, 0.03214, 0.03214, 0.03214},
+    {{true, StateSharding::replicated, false, Scale::to_256}, 9, 0.17416, 0.22162, 0.17416},
+    {{true, StateSharding::replicated, false, Scale::to_2048}, 8, 0.21209, 0.24185, 0.21209},
+    {{true, StateSharding::replicated, false, Scale::beyond_2048}, 1, 0.12501, 0.12501, 0.12501},
+    {{true, StateSharding::replicated, true, Scale::one_node}, 1, 0.07031, 0.07031, 0.07031},
+    {{true, StateSharding::replicated, true, Scale::to_256}, 5, 0.20922, 0.28902, 0.20922},
+    {{true, StateSharding::replicated, true, Scale::to_2048}, 6, 0.22971, 0.32034, 0.22971},
 }};
 
-/// The subset a training plan belongs to.
-[[nodiscard]] inline AccuracySubset accuracy_subset(const Model& m, const Plan& p) noexcept {
-  if (p.zero == 3 && p.zero3_collectives_per_layer > 1) return AccuracySubset::zero3_per_tensor;
-  if (m.precision.compute == Dtype::fp8) return AccuracySubset::fp8;
-  return AccuracySubset::bf16;
-}
+/// What a plan's prediction quotes: its regime's row, or, where no validation run shares the
+/// regime, the nearest populated one (fewest differing features, scale counted by steps).
+struct QuotedAccuracy {
+  Regime regime;          ///< the plan's
+  ModelAccuracy row;      ///< its own regime's, or the nearest
+  bool exact = true;      ///< false: no validation run in the plan's regime
+  std::string outside;    ///< why the plan lies outside the validated envelope; empty inside
+};
+
+/// The nearest populated regime to `r` (itself when populated).
+[[nodiscard]] const ModelAccuracy& nearest_accuracy(const Regime& r) noexcept;
 
 /// The accuracy to quote for `p`: training timed with the catalog's fitted rate only. A typed
 /// `gpu.flops` or `efficiency`, or a rate measured with `step_time_per_micro_batch`, is the
 /// user's number, whose error the validation set does not measure.
-[[nodiscard]] inline std::optional<ModelAccuracy> plan_accuracy(const Context& ctx,
-                                                                const Plan& p) noexcept {
-  if (ctx.workload.kind != WorkloadKind::training || ctx.calibrated ||
-      !ctx.cluster.gpu.fitted_rate) {
-    return std::nullopt;
-  }
-  const AccuracySubset s = accuracy_subset(ctx.model, p);
-  for (const ModelAccuracy& a : model_accuracy) {
-    if (a.subset == s) return a;
-  }
-  return std::nullopt;
-}
+[[nodiscard]] std::optional<QuotedAccuracy> plan_accuracy(const Context& ctx, const Plan& p);
 
-/// "Error of this time model on 55 published BF16 and FP16 training runs: 6.3 % median,
-/// 36.1 % at worst (planner validate validation/)"; with a bias, which way it leans.
-[[nodiscard]] std::string accuracy_sentence(const ModelAccuracy& a);
+/// Why `p` lies outside the validated envelope, in words with its figure and the limit
+/// ("ZeRO-3 over 1,024 ranks; validated runs shard over 128 at most"); empty when inside.
+[[nodiscard]] std::string outside_envelope_reason(const ValidatedEnvelope& e, const Model& m,
+                                                  const Cluster& c, const Plan& p);
+
+/// The regime in words: "16-bit, ZeRO-3, dense, 257-2,048 GPUs".
+[[nodiscard]] std::string regime_text(const Regime& r);
+
+/// "Error of this time model on 12 published runs of this kind (16-bit, ...): 6.3 % median,
+/// 36.1 % at worst (planner validate validation/)"; with a bias, which way it leans; the
+/// nearest regime's, said so, where none is validated.
+[[nodiscard]] std::string accuracy_sentence(const QuotedAccuracy& a);
+
+/// The line beside a recommendation ranked for trust when the fastest plan overall lies
+/// outside the validated envelope: "Faster if the model holds outside its validated runs: PLAN,
+/// 12.3 % faster; no published run validates it: REASON (--rank raw recommends it)".
+[[nodiscard]] std::string unvalidated_sentence(const Context& ctx, const Evaluation& best,
+                                               const Evaluation& unvalidated);
+
+/// The line when no plan fits inside the envelope and the raw ranking answers.
+[[nodiscard]] std::string envelope_empty_sentence(const Context& ctx, const Plan& best);
 
 }  // namespace planner

@@ -30,6 +30,11 @@ struct PlanReport {
   /// (explain/thresholds.hpp, threshold_work_budget).
   std::vector<ScanGivenUp> thresholds_not_searched;
   std::optional<Evaluation> pinned;   ///< the scenario's own plan, evaluated
+  /// Training ranked for trust: the fastest plan outside the validated envelope, when it is
+  /// faster than the recommendation by more than the band (docs/ranking.md §4).
+  std::optional<Evaluation> unvalidated;
+  /// No plan fits inside the validated envelope: the recommendation is the raw ranking's.
+  bool envelope_empty = false;
 };
 
 /// Search, explain, and (with `thresholds`, the costly part: the planner runs again for

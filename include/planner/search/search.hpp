@@ -32,6 +32,9 @@ struct SearchFilter {
   std::optional<bool> hybrid;
   /// The user's bounds and framework (search() sets it from the context's constraints).
   const Constraints* constraints = nullptr;
+  /// The model's sequence length, for the validated envelope's context-parallel split
+  /// (search() sets it).
+  std::int64_t seq_len = 0;
 
   void pin(Axis a, std::int64_t d) noexcept { degrees[static_cast<std::size_t>(a)] = d; }
   void require(Axis a) noexcept { min_degrees[static_cast<std::size_t>(a)] = 2; }

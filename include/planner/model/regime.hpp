@@ -1,0 +1,63 @@
+#pragma once
+#include <cstdint>
+#include <string_view>
+
+#include "planner/inputs/cluster.hpp"
+#include "planner/inputs/model.hpp"
+#include "planner/inputs/plan.hpp"
+
+/// Where the time model has been checked against published runs, and where not. An exhaustive
+/// search over a model with regional bias lands where the bias is most optimistic (ZeRO-3 over
+/// thousands of ranks, tp across nodes, one layer per virtual stage, context parallelism at
+/// short sequences): these are the features of a training plan that drive the model's error
+/// (docs/ranking.md §4, docs/validation.md §Regimes). A plan is inside the validated envelope
+/// when each feature lies within what the validation runs reached; the default search
+/// recommends only such plans.
+
+namespace planner {
+
+/// The reach of the validation records (`set: validation` in validation/), feature by feature;
+/// tests/report/test_regime.cpp recomputes each limit from the records.
+struct ValidatedEnvelope {
+  /// The largest ZeRO-3 (FSDP) shard group of a validated run that gathers a layer's
+  /// parameters at a time: 128 (torchtitan Llama 3.1 8B on 128 H100, fms-fsdp on 128 A100).
+  /// DeepSpeed 2021's per-tensor ZeRO-3 (up to 2,240 ranks) is another implementation, with
+  /// errors of 46-104 %, and does not extend it.
+  std::int64_t max_zero3_shard_ranks = 0;
+  /// The deepest interleaving of a validated run: v = 12 (GPT-3 175B on NeMo, dgxc: 96 layers
+  /// over 8 stages, one layer per chunk; Llama 3 405B at Meta and Grok-1 run v = 8).
+  std::int64_t max_virtual_stages = 0;
+  /// The fewest tokens of a sequence one context-parallel rank held in a validated run: 4,096
+  /// (cp 2 at 8K, the dgxc Llama 3.1 and Grok-1 recipes; Meta's cp 16 at 131K holds 8,192).
+  std::int64_t min_cp_tokens_per_rank = 0;
+  /// No validated run splits a tp group across the network.
+  bool tp_across_network = false;
+};
+
+inline constexpr ValidatedEnvelope validated_envelope{128, 12, 4096, false};
+
+/// The ranks one ZeRO-3 gather spans: the shard group (dp_shard · cp, or dp · cp); 0 without
+/// ZeRO-3 or with DeepSpeed's per-tensor issue pattern (its own regime).
+[[nodiscard]] inline std::int64_t zero3_gather_ranks(const Plan& p) noexcept {
+  if (p.zero != 3 || p.zero3_collectives_per_layer > 1) return 0;
+  return shard_dp(p) * p.cp;
+}
+
+/// Why the plan's degrees and settings lie outside `e` (empty when inside): the checks that do
+/// not depend on the rank order.
+[[nodiscard]] inline std::string_view outside_envelope_config(const ValidatedEnvelope& e,
+                                                              const Plan& p,
+                                                              std::int64_t seq_len) noexcept {
+  if (zero3_gather_ranks(p) > e.max_zero3_shard_ranks) return "ZeRO-3 shard group";
+  if (p.pp > 1 && p.virtual_stages > e.max_virtual_stages) return "interleaving depth";
+  if (p.cp > 1 && seq_len / p.cp < e.min_cp_tokens_per_rank) return "context-parallel split";
+  return {};
+}
+
+/// True when the plan's tp group crosses the network where `e` has no such run.
+[[nodiscard]] inline bool tp_outside_envelope(const ValidatedEnvelope& e, const Plan& p,
+                                              const Cluster& c, std::size_t tp_tier) noexcept {
+  return p.tp > 1 && !e.tp_across_network && tp_tier == c.network_index();
+}
+
+}  // namespace planner
