@@ -29,6 +29,9 @@ Runner add_validate(CLI::App& sub) {
   sub.add_flag("--fit", a->options.fit,
                "Print the fraction of the bf16 peak that matches each record, and the medians "
                "over the calibration set");
+  sub.add_flag("--search", a->options.search,
+               "Unpin each validation record's plan: the planner's own pick against the "
+               "published plan, as the speed-up the model predicts");
   return [a](std::ostream& out, std::ostream&) {
     a->options.max_median_error_percent = a->max_median_error;
     a->options.max_error_percent = a->max_error;

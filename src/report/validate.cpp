@@ -1,4 +1,5 @@
 #include "planner/report/validate.hpp"
+#include "planner/report/search_regret.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -408,6 +409,10 @@ bool run_validate(const ValidateOptions& o, std::ostream& out) {
   const std::vector<ValidationRecord> records = load_records(o.paths, gpus);
   if (o.fit) {
     print_fit(records, gpus, out);
+    return true;
+  }
+  if (o.search) {
+    print_search_regrets(search_regrets(records), o.format, out);
     return true;
   }
   std::vector<RecordResult> results;

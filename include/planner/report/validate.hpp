@@ -103,6 +103,9 @@ struct ValidateOptions {
   std::optional<double> max_median_error_percent;
   std::optional<double> max_error_percent;
   bool fit = false;
+  /// Unpin each validation record's plan and report the planner's own pick against it
+  /// (report/search_regret.hpp).
+  bool search = false;
 };
 
 /// The summaries of each set present (calibration, validation), of throughput and of peak

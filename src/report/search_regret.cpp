@@ -1,0 +1,98 @@
+#include "planner/report/search_regret.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "planner/io/context.hpp"
+#include "planner/report/explain_text.hpp"
+#include "planner/search/constraints.hpp"
+#include "planner/search/search.hpp"
+
+namespace planner {
+
+std::vector<SearchRegret> search_regrets(const std::vector<ValidationRecord>& records) {
+  std::vector<SearchRegret> rows;
+  for (const ValidationRecord& r : records) {
+    if (r.set != "validation" || !r.scenario.plan ||
+        r.scenario.workload.kind != WorkloadKind::training) {
+      continue;
+    }
+    SearchRegret row;
+    row.record = &r;
+    const Context ctx = make_context(r.scenario);
+    row.published = evaluate(ctx, *r.scenario.plan);
+    SearchOptions options;
+    options.keep = 1;
+    options.accounting = false;
+    const SearchResult found = search(ctx, options);
+    row.found = found.found();
+    if (row.found) {
+      row.pick = found.ranked.front();
+      row.speedup =
+          row.pick.training.tokens_per_second / row.published.training.tokens_per_second;
+      // Checked against the frameworks' own rules, not the search's constraint (which is the
+      // same predicate by construction): a pick no framework launches is a defect.
+      row.launchable = false;
+      for (const Framework f : launching_frameworks) {
+        row.launchable = row.launchable || (framework_config_violation(f, row.pick.plan).empty() &&
+                                            framework_placement_violation(f, row.pick.plan).empty());
+      }
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+void print_search_regrets(const std::vector<SearchRegret>& rows, const std::string& format,
+                          std::ostream& out) {
+  std::vector<double> speedups;
+  std::size_t over = 0, unlaunchable = 0;
+  const SearchRegret* worst = nullptr;
+  for (const SearchRegret& r : rows) {
+    if (!r.found) continue;
+    speedups.push_back(r.speedup);
+    over += r.speedup > 1.10;
+    unlaunchable += !r.launchable;
+    if (!worst || r.speedup > worst->speedup) worst = &r;
+  }
+  const double med = median(speedups);
+  if (format == "json") {
+    nlohmann::json j;
+    j["records"] = rows.size();
+    j["median_speedup"] = med;
+    j["max_speedup"] = worst ? worst->speedup : 0.0;
+    j["worst"] = worst ? worst->record->id : "";
+    j["over_1_10"] = over;
+    j["not_launchable"] = unlaunchable;
+    nlohmann::json list = nlohmann::json::array();
+    for (const SearchRegret& r : rows) {
+      const Context ctx = make_context(r.record->scenario);
+      list.push_back({{"id", r.record->id},
+                      {"published", describe(ctx, r.published.plan)},
+                      {"pick", r.found ? describe(ctx, r.pick.plan) : std::string()},
+                      {"speedup", r.speedup},
+                      {"launchable", r.launchable}});
+    }
+    j["rows"] = list;
+    out << j.dump(1) << "\n";
+    return;
+  }
+  out << fmt::format("{:<44} {:>8}  {}\n", "record", "speed-up", "planner's pick (published plan)");
+  for (const SearchRegret& r : rows) {
+    const Context ctx = make_context(r.record->scenario);
+    out << fmt::format("{:<44} {:>7.3f}x  {}{}\n    published: {}\n", r.record->id, r.speedup,
+                       r.found ? describe(ctx, r.pick.plan) : std::string("no plan found"),
+                       r.launchable ? "" : "  [no framework launches it]",
+                       describe(ctx, r.published.plan));
+  }
+  out << fmt::format("\n{} records: the planner's pick is predicted {:.3f}x the published plan's "
+                     "throughput at the median, {:.3f}x at most ({}); {} picks above 1.10x; {} "
+                     "picks no framework launches\n",
+                     speedups.size(), med, worst ? worst->speedup : 0.0,
+                     worst ? worst->record->id : "-", over, unlaunchable);
+}
+
+}  // namespace planner
