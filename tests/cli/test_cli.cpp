@@ -118,7 +118,7 @@ TEST_CASE("memory reproduces scenario B's ledger from the file", "[cli][answer-k
   const auto r = run({"memory", "scenarios/b.json", "--format", "json"});
   REQUIRE(r.code == 0);
   const json j = json::parse(r.out);
-  CHECK(j.at("schema_version").get<int>() == 1);
+  CHECK(j.at("schema_version").get<int>() == 2);
   const json& m = j.at("plan").at("memory");
   // Answer key B: params 15.1, grads 15.1, optimizer 11.4, activations 10.6 GiB.
   CHECK(m.at("weights").get<double>() / gib == Approx(15.13).margin(0.05));

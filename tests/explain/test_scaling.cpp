@@ -207,7 +207,7 @@ TEST_CASE("planner scaling on the eight-GPU scenario prints the budget and exits
   CHECK_THAT(r.out, Catch::Contains("Checkpoint at most every"));
   const auto j = run({"scaling", "scenarios/eight-gpu-restart.json", "--format", "json"});
   CHECK(j.code == 1);
-  CHECK_THAT(j.out, Catch::Contains("\"schema_version\": 1"));
+  CHECK_THAT(j.out, Catch::Contains("\"schema_version\": 2"));
   CHECK_THAT(j.out, Catch::Contains("\"binding\": \"lost_work\""));
 }
 

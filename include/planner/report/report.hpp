@@ -17,7 +17,7 @@
 namespace planner {
 
 /// Version of the JSON and CSV layouts; bumped on any incompatible change.
-inline constexpr int schema_version = 1;
+inline constexpr int schema_version = 2;
 
 /// Everything `planner plan` computed for one scenario.
 struct PlanReport {
