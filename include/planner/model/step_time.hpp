@@ -45,6 +45,9 @@ struct DataParallelTraffic {
   /// In exposed_seconds: the compute the hidden part slows, its time × the tier's
   /// processor_usage (cluster.hpp Tier; 0 on a GPU given by numbers).
   double overlap_cost_seconds = 0;
+  /// In exposed_seconds: the host's issue cost of blocking per-tensor gathers per step
+  /// (blocking_gather_issue_seconds; 0 for every other plan).
+  double issue_seconds = 0;
   double bytes_per_step = 0;    ///< buffer bytes the rank's collectives carry per step
   /// Buffer-sized collectives per step (an all-reduce, a reduce-scatter or an all-gather of
   /// gradient_bytes): ZeRO-0 1, ZeRO-1 2, ZeRO-2 m + 1, ZeRO-3 3·m.
@@ -157,6 +160,16 @@ struct TrainingTime {
   const std::int64_t differ = std::min(expert_tp(p), tp_held) * ep_ranks_per_domain(p, node);
   return std::max<std::int64_t>(1, held / std::max<std::int64_t>(1, differ));
 }
+
+/// The host's cost of issuing one blocking per-tensor ZeRO-3 gather (Plan::zero3_blocking_gathers,
+/// DeepSpeed's stage 3 of 2021): 130 µs of pre-launch plus 250 µs of launch, measured on 8 A100
+/// with DeepSpeed 0.3.16 and PyTorch 1.8.0, before a torch.cuda.synchronize() (DeepSpeed issue
+/// #1069, comment of 2021-06-21; ../shared/calibration microbenchmarks-and-single-node.json
+/// `deepspeed-zero3-2021-per-param-allgather-a100-8gpu`, a single-node microbenchmark the
+/// calibration rule admits). The synchronize puts it on the critical path: the host cannot
+/// issue ahead of the device. The device's own part (the rest of the 500 µs it measured: the
+/// synchronize and a 5 KiB gather) is the collective's α–β cost, counted apart.
+inline constexpr double blocking_gather_issue_seconds = 380e-6;
 
 /// Collectives each layer's data-parallel buffer is issued as: one bucket per layer, or under
 /// ZeRO-3 the plan's count (Plan::zero3_collectives_per_layer: DeepSpeed's stage 3 of 2021
@@ -276,9 +289,13 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
       // Blocking gathers (Plan::zero3_blocking_gathers: DeepSpeed 2021 synchronizes the
       // device before each) run between the kernels, never beside them; the reduce-scatters
       // still hide behind the backward.
+      // Each blocking gather also pays its host issue cost (blocking_gather_issue_seconds).
+      t.issue_seconds =
+          p.zero3_blocking_gathers ? n * 2.0 * buckets * blocking_gather_issue_seconds : 0.0;
       t.exposed_seconds =
           p.zero3_blocking_gathers
-              ? n * (2.0 * ag + exposed_seconds(rs, rs_bucket, backward_seconds))
+              ? n * (2.0 * ag + exposed_seconds(rs, rs_bucket, backward_seconds)) +
+                    t.issue_seconds
               : n * (exposed_seconds(ag, ag_bucket, forward_seconds) +
                      exposed_seconds(ag + rs, ag_bucket + rs_bucket, backward_seconds));
       t.bytes_per_step = same_dtype ? 3.0 * n * t.gradient_bytes
