@@ -404,6 +404,8 @@ Workload read_workload(const json& v, const std::string& origin) {
     t.bytes_per_param = o.maybe_number("bytes_per_param", training_bytes).value_or(16);
     t.tp_comm_overlap = o.flag("tp_comm_overlap", false);
     t.pp_comm_overlap = o.flag("pp_comm_overlap", false);
+    t.tp_comm_overlap_stated = o.find("tp_comm_overlap") != nullptr;
+    t.pp_comm_overlap_stated = o.find("pp_comm_overlap") != nullptr;
     t.tables_in_pipeline_split = o.flag("tables_in_pipeline_split", false);
     t.fused_cross_entropy = o.flag("fused_cross_entropy", true);
     t.zero3_live_parameters =

@@ -225,6 +225,32 @@ TEST_CASE("Megatron-LM keeps fp32 main gradients unless the scenario says otherw
   CHECK(bf16.out.find("--grad-reduce-in-bf16") != std::string::npos);
 }
 
+TEST_CASE("Megatron-LM's usual overlaps where the scenario does not state them",
+          "[constraints][framework]") {
+  // arguments.py: --no-overlap-p2p-communication is store_false (the sends overlap unless
+  // switched off); --tp-comm-overlap as NVIDIA's recipes set it. A stated value is the user's.
+  const json base = json::parse(cli_harness::read("scenarios/q2-llama-3.1-70b-64-h100.json"));
+  auto workload = [](const json& doc) {
+    return make_context(load_scenario(doc, "q2.json")).workload.training;
+  };
+  CHECK_FALSE(workload(base).tp_comm_overlap);
+  CHECK_FALSE(workload(base).pp_comm_overlap);
+  json megatron = base;
+  megatron["constraints"] = {{"framework", "megatron"}};
+  CHECK(workload(megatron).tp_comm_overlap);
+  CHECK(workload(megatron).pp_comm_overlap);
+  json stated = megatron;
+  stated["workload"]["tp_comm_overlap"] = false;
+  stated["workload"]["pp_comm_overlap"] = false;
+  CHECK_FALSE(workload(stated).tp_comm_overlap);
+  CHECK_FALSE(workload(stated).pp_comm_overlap);
+  // The export launches what was timed: the recommendation with tp and SP overlaps its tp.
+  const auto exported = cli_harness::run({"export", "scenarios/q2-llama-3.1-70b-64-h100.json",
+                                          "--to", "megatron", "--fix", "tp=4,sp=on"});
+  REQUIRE(exported.code == 0);
+  CHECK(exported.out.find("--tp-comm-overlap") != std::string::npos);
+}
+
 TEST_CASE("The recommendation and its band do not depend on how many plans are kept",
           "[search][pruning]") {
   // The pruned search's bounds must hold for every variant of a candidate: sequence

@@ -19,6 +19,10 @@ struct Training {
   /// The framework overlaps interleaved 1F1B's stage-boundary sends with compute (Megatron-LM
   /// --overlap-p2p-communication): every candidate with virtual stages (Plan::pp_comm_overlap).
   bool pp_comm_overlap = false;
+  /// Whether the scenario states each overlap (a named framework's defaults fill the rest,
+  /// inputs/framework_defaults.hpp).
+  bool tp_comm_overlap_stated = false;
+  bool pp_comm_overlap_stated = false;
   /// The framework counts the input embedding and the loss as a layer each in the pipeline
   /// split (Megatron-LM --account-for-embedding-in-pipeline-split
   /// --account-for-loss-in-pipeline-split): every candidate with pp > 1
