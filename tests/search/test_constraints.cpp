@@ -173,6 +173,19 @@ TEST_CASE("Constraint errors name the item and the fix", "[constraints]") {
   const auto bad = cli_harness::run({"plan", "scenarios/a.json", "--framework", "megatrn"});
   CHECK(bad.code == 2);
   CHECK_THAT(bad.err, Catch::Contains("unknown framework"));
+  // An impossible pinned degree is an input error, not "no configuration fits": tp 16 on one
+  // 8-GPU node, tp 64 of GPT-3's 96 heads (q6).
+  const auto wide = cli_harness::run({"plan", "scenarios/q1-llama-3.1-8b-one-node.json", "--fix",
+                                      "tp=16"});
+  CHECK(wide.code == 2);
+  CHECK_THAT(wide.err, Catch::Contains("item 'tp=16': tp = 16 must divide the cluster's 8 GPUs"));
+  const auto odd = cli_harness::run({"plan", "scenarios/q6-gpt-3-175b-1024-a100.json", "--fix",
+                                     "tp=64"});
+  CHECK(odd.code == 2);
+  CHECK_THAT(odd.err, Catch::Contains("tp = 64 must divide the model's 96 attention heads"));
+  const auto rank = cli_harness::run({"plan", "scenarios/a.json", "--rank", "fastest"});
+  CHECK(rank.code == 2);
+  CHECK_THAT(rank.err, Catch::Contains("unknown ranking 'fastest'"));
   CHECK(parse_fix("recompute=op", "--fix", "").recompute == Recompute::op);
   CHECK_THAT(message("recompute=ops"), Catch::Contains("none, selective, op or full"));
   // op-level checkpointing on a mixture-of-experts model: said at once, not "nothing fits".
