@@ -30,6 +30,7 @@ std::string recommendation(const PlanReport& r) {
       escape(t.plan), escape(t.headline));
   if (!t.tied.empty()) out += "<p>" + escape(t.tied) + ".</p>\n";
   if (!t.accuracy.empty()) out += "<p>" + escape(t.accuracy) + ".</p>\n";
+  if (!t.trust.empty()) out += "<p>" + escape(t.trust) + ".</p>\n";
   if (!t.pinned_plan.empty()) {
     out += fmt::format("<p>Your pinned plan ({}): {}; {}.</p>\n", escape(t.pinned_plan),
                        escape(t.pinned_figures), escape(t.pinned_verdict));

@@ -40,6 +40,7 @@ std::string recommendation(const PlanReport& r) {
   out += fmt::format("**Recommendation:** {}  \n{}\n", md_escape(t.plan), md_escape(t.headline));
   if (!t.tied.empty()) out += fmt::format("\n{}.\n", md_escape(t.tied));
   if (!t.accuracy.empty()) out += fmt::format("\n{}.\n", md_escape(t.accuracy));
+  if (!t.trust.empty()) out += fmt::format("\n{}.\n", md_escape(t.trust));
   if (!t.pinned_plan.empty()) {
     out += fmt::format("\nYour pinned plan ({}): {}; {}.\n", md_escape(t.pinned_plan),
                        md_escape(t.pinned_figures), md_escape(t.pinned_verdict));

@@ -228,6 +228,8 @@ OpeningText opening_text(const PlanReport& r) {
   if (const std::optional<QuotedAccuracy> a = plan_accuracy(ctx, best.plan)) {
     t.accuracy = accuracy_sentence(*a);
   }
+  if (r.envelope_empty) t.trust = envelope_empty_sentence(ctx, best.plan);
+  if (r.unvalidated) t.trust = unvalidated_sentence(ctx, best, *r.unvalidated);
   if (r.pinned) {
     t.pinned_plan = describe(ctx, r.pinned->plan);
     t.pinned_figures = pinned_figures(ctx, *r.pinned);

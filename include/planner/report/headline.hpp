@@ -42,6 +42,9 @@ struct OpeningText {
   std::string headline;
   std::string tied;
   std::string accuracy;  ///< the time model's measured error on such runs (report/accuracy.hpp)
+  /// Ranked for trust: the faster plan outside the validated envelope, or that nothing fits
+  /// inside it (docs/ranking.md §5); empty otherwise.
+  std::string trust;
   std::string pinned_plan;
   std::string pinned_figures;
   std::string pinned_verdict;
