@@ -55,10 +55,15 @@ int run_export(const ExportArgs& a, std::ostream& out, std::ostream& err) {
   SearchOptions options;
   options.keep = 1;
   options.accounting = false;
-  const SearchResult r = search(ctx, options);
+  const Recommendation rec = trusted_search(ctx, options);
+  const SearchResult& r = rec.result;
   if (!r.found()) {
     err << fmt::format("planner: no plan {} can launch fits\n", to.label);
     return exit_no;
+  }
+  if (rec.outside) {
+    err << "planner: warning: no plan fits inside the regimes published runs validate; this is "
+           "the fastest outside them (docs/ranking.md §5)\n";
   }
   out << to.write(ctx, r.ranked.front().plan);
   return exit_ok;

@@ -313,4 +313,17 @@ SearchResult search(const Context& ctx, const SearchOptions& requested) {
   return result;
 }
 
+Recommendation trusted_search(const Context& ctx, const SearchOptions& options) {
+  Recommendation r{search(ctx, options), false};
+  if (r.result.found() || r.result.incomplete || !ctx.constraints.trusted ||
+      ctx.workload.kind != WorkloadKind::training) {
+    return r;
+  }
+  Context raw = ctx;
+  raw.constraints.trusted = false;
+  r.result = search(raw, options);
+  r.outside = r.result.found();
+  return r;
+}
+
 }  // namespace planner

@@ -184,4 +184,14 @@ std::string memory_reason(const MemoryLedger& l);
 /// times.
 [[nodiscard]] SearchResult search(const Context& ctx, const SearchOptions& options = {});
 
+/// The recommendation's search, ranked for trust (docs/ranking.md §5): inside the validated
+/// envelope, or, where no plan fits inside it, the raw ranking's (`outside` then true). One
+/// rule for plan, export and sweep, so each command recommends the same plan.
+struct Recommendation {
+  SearchResult result;
+  bool outside = false;  ///< nothing fits inside the envelope: the raw ranking answered
+};
+[[nodiscard]] Recommendation trusted_search(const Context& ctx,
+                                            const SearchOptions& options = {});
+
 }  // namespace planner
