@@ -15,12 +15,12 @@ PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds)
   r.context = make_context(s);
   SearchOptions options;
   options.keep = std::max<std::size_t>(top, 1);
-  r.result = search(r.context, options);
-  // Rank for trust (docs/ranking.md §4): the recommendation lies inside the validated envelope;
+  // Rank for trust (docs/ranking.md §5): the recommendation lies inside the validated envelope;
   // the fastest plan outside it is shown beside it when it is faster by more than the band.
-  // Where nothing fits inside, the raw ranking answers and says so.
-  const bool training = r.context.workload.kind == WorkloadKind::training;
-  if (training && r.context.constraints.trusted) {
+  // Where nothing fits inside, the raw ranking answers and says so (search.hpp trusted_search,
+  // here with the context kept for the explanation and the thresholds).
+  r.result = search(r.context, options);
+  if (r.context.workload.kind == WorkloadKind::training && r.context.constraints.trusted) {
     Context raw = r.context;
     raw.constraints.trusted = false;
     if (!r.result.found()) {

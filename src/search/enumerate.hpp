@@ -387,21 +387,31 @@ inline void time_candidates(const Context& ctx, const SearchOptions& options, Sc
     Plan p = configured(g, cand.choice(), cand.mb(), s.mb_pool);
     // The slots' bound holds for every ZeRO stage but not for both SP settings: sequence
     // parallelism splits the elementwise kernels' bytes over tp, so without it a step is
-    // longer. The bound is the smaller of the two (the larger pruned faster plans with SP).
+    // longer. The bound is the smaller of the two (the one without SP alone pruned faster plans
+    // with it); the second is timed only when the first would prune.
     std::array<TrainingTime, 2> by_sp;
-    std::array<int, 2> zero_of{0, 0};  // the ZeRO stage each of by_sp was timed at
-    double slots = std::numeric_limits<double>::infinity();
-    for (int sp = 0; sp <= (p.tp > 1 ? 1 : 0); ++sp) {
-      p.sequence_parallel = sp == 1;
-      by_sp[static_cast<std::size_t>(sp)] = training_time(m, ideal, p, ctx.flops_per_second);
-      ++result.timed;
-      budget.spend(1);
-      const TrainingTime& t = by_sp[static_cast<std::size_t>(sp)];
-      slots = std::min(slots, (static_cast<double>(p.grad_accum) * t.micro_batch_seconds() +
-                               t.bubble_seconds) /
-                                  t.global_sequences);
+    std::array<int, 2> zero_of{-1, -1};  // the ZeRO stage each of by_sp was timed at; -1 none
+    const auto time_sp = [&](int sp, int zero) -> TrainingTime& {
+      const auto k = static_cast<std::size_t>(sp);
+      if (zero_of[k] != zero) {
+        Plan q = p;
+        q.sequence_parallel = sp == 1;
+        q.zero = zero;
+        by_sp[k] = training_time(m, ideal, q, ctx.flops_per_second);
+        zero_of[k] = zero;
+        ++result.timed;
+        budget.spend(1);
+      }
+      return by_sp[k];
+    };
+    const auto slots_bound = [&](const TrainingTime& t) {
+      return (static_cast<double>(p.grad_accum) * t.micro_batch_seconds() + t.bubble_seconds) /
+             (t.global_sequences * seq) * bound_margin;
+    };
+    if (out.beyond(slots_bound(time_sp(0, p.zero))) &&
+        (p.tp <= 1 || out.beyond(slots_bound(time_sp(1, p.zero))))) {
+      continue;
     }
-    if (out.beyond(slots / seq * bound_margin)) continue;
     for (int zero = 0; zero <= 3; ++zero) {
       if (zero == 0 && state_replicas(p) > 1) continue;  // hybrid sharding shards ZeRO's state
       for (int sp = 0; sp <= (p.tp > 1 ? 1 : 0); ++sp) {
@@ -409,13 +419,7 @@ inline void time_candidates(const Context& ctx, const SearchOptions& options, Sc
         p.sequence_parallel = sp == 1;
         MemoryLedger ledger;
         if (!fits(cand, p, ledger)) continue;
-        TrainingTime& lower = by_sp[static_cast<std::size_t>(sp)];
-        if (zero_of[static_cast<std::size_t>(sp)] != zero) {  // the variant's own stage
-          lower = training_time(m, ideal, p, ctx.flops_per_second);
-          zero_of[static_cast<std::size_t>(sp)] = zero;
-          ++result.timed;
-          budget.spend(1);
-        }
+        const TrainingTime& lower = time_sp(sp, zero);  // the variant's own stage and SP
         if (out.beyond(1.0 / lower.tokens_per_second * bound_margin)) continue;
         place(g, options.filter, c, s);
         for (std::size_t k = 0; k < g.placement_count; ++k) {
