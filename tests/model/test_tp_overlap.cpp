@@ -26,6 +26,16 @@ Cluster one_node(double link_bytes_per_second) {
   return c;
 }
 
+/// tp 8 with sequence parallelism, tiled attention and selective recompute.
+Plan tp8_sp() {
+  Plan p;
+  p.tp = 8;
+  p.sequence_parallel = true;
+  p.flash_attention = true;
+  p.recompute = Recompute::selective;
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("tp overlap: each collective hidden by its GEMM, TE's pairing, by hand", "[tp_overlap]") {
@@ -60,11 +70,7 @@ TEST_CASE("tp overlap in the step: only with sequence parallelism, and never slo
   Model m = test_models::small_model();
   m.seq_len = 4096;
   const Cluster c = one_node(450e9);
-  Plan p;
-  p.tp = 8;
-  p.sequence_parallel = true;
-  p.flash_attention = true;
-  p.recompute = Recompute::selective;
+  Plan p = tp8_sp();
   const TrainingTime plain = training_time(m, c, p, c.gpu.flops_per_second);
   p.tp_comm_overlap = true;
   const TrainingTime overlapped = training_time(m, c, p, c.gpu.flops_per_second);
@@ -103,11 +109,7 @@ TEST_CASE("tp overlap needs peer memory: a tp group across the network keeps its
   c.nodes = 2;
   c.gpus_per_node = 4;
   c.tiers[0].domain_gpus = 4;
-  Plan p;
-  p.tp = 8;
-  p.sequence_parallel = true;
-  p.flash_attention = true;
-  p.recompute = Recompute::selective;
+  Plan p = tp8_sp();
   const TrainingTime plain = training_time(m, c, p, c.gpu.flops_per_second);
   p.tp_comm_overlap = true;
   const TrainingTime asked = training_time(m, c, p, c.gpu.flops_per_second);
