@@ -42,6 +42,15 @@ enum class Algorithm { ring, tree, one_shot, pairwise, direct, multi_rail_ring, 
   return "ring";
 }
 
+/// The host's cost of launching one NCCL collective or send/recv without CUDA graphs: 3.0 µs,
+/// the gap between a 1 KiB all-reduce on 4 H800 launched plainly (3.5 µs) and from a CUDA
+/// graph (0.5 µs) (NVIDIA/nccl issue #1984; ../shared/calibration microbenchmarks-and-single-
+/// node.json `launch-overhead-nccl-1984-h800-cudagraph`, a launch microbenchmark the
+/// calibration rule admits; the raw cuLaunchKernel of `launch-overhead-tritonbench-gb200` is
+/// the same 3.0 µs). Charged where a schedule issues many small exchanges in a row: each ring
+/// step of context parallelism and each stage-boundary send (step_time.hpp).
+inline constexpr double collective_launch_seconds = 3.0e-6;
+
 /// Time of one collective, split into its latency (α) and wire (bytes/β) parts.
 struct CollectiveCost {
   Algorithm algorithm = Algorithm::ring;

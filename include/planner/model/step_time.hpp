@@ -591,7 +591,10 @@ inline void add_context_parallel(const Model& m, const Cluster& c, const Plan& p
   t.cp_step = cheapest_collective(Collective::point_to_point, 2, t.cp_block_bytes, c.tiers[k]);
   const double passes = p.recompute == Recompute::full ? 4.0 : 3.0;
   t.cp_passes = passes;
-  const double per_layer = passes * static_cast<double>(p.cp - 1) * t.cp_step.seconds();
+  // Each ring step is its own send/recv launch (collective_launch_seconds): at short
+  // sequences, where a step's block is small, the fixed cost is most of it.
+  const double per_layer = passes * static_cast<double>(p.cp - 1) *
+                           (t.cp_step.seconds() + collective_launch_seconds);
   const double attention_per_layer = t.attention_seconds / g.layers;
   t.cp_seconds = per_layer * g.layers;
   t.cp_exposed_seconds = std::max(0.0, per_layer - attention_per_layer) * g.layers;
@@ -614,8 +617,11 @@ inline void add_pipeline(const Model& m, const Cluster& c, const Plan& p, const 
   const std::size_t k = axis_tier(p, c, Axis::pp);
   t.pp_message_bytes = g.local_tokens * g.micro_batch * static_cast<double>(m.hidden) *
                        bytes_of(m.precision.activations) / static_cast<double>(p.tp);
+  // Each send is its own launch (collective_launch_seconds): v virtual stages pay v times as
+  // many (Narayanan et al. 2021 §2.2.2), so interleaving deeper is not free.
   const double send = cheapest_collective(Collective::point_to_point, 2, t.pp_message_bytes,
-                                          c.tiers[k]).seconds();
+                                          c.tiers[k]).seconds() +
+                      collective_launch_seconds;
   t.pp_seconds = p2p_messages_per_micro_batch(p) * send;
   if (p.pp_comm_overlap && p.virtual_stages > 1) {
     const double v = static_cast<double>(p.virtual_stages);
