@@ -67,19 +67,19 @@ std::optional<QuotedAccuracy> plan_accuracy(const Context& ctx, const Plan& p) {
 
 std::string outside_envelope_reason(const ValidatedEnvelope& e, const Model& m, const Cluster& c,
                                     const Plan& p) {
-  if (const std::int64_t g = zero3_gather_ranks(p); g > e.max_zero3_shard_ranks) {
-    return fmt::format("ZeRO-3 shards over {} ranks; validated runs shard over {} at most", g,
-                       e.max_zero3_shard_ranks);
-  }
-  if (p.pp > 1 && p.virtual_stages > e.max_virtual_stages) {
-    return fmt::format("{} virtual stages per pipeline rank; validated runs interleave {} at "
-                       "most",
-                       p.virtual_stages, e.max_virtual_stages);
-  }
-  if (p.cp > 1 && m.seq_len / p.cp < e.min_cp_tokens_per_rank) {
-    return fmt::format("context parallelism leaves {} tokens per rank; validated runs keep {} "
-                       "or more",
-                       m.seq_len / p.cp, e.min_cp_tokens_per_rank);
+  switch (outside_envelope_config(e, p, m.seq_len)) {
+    case EnvelopeFeature::zero3_shard_group:
+      return fmt::format("ZeRO-3 shards over {} ranks; validated runs shard over {} at most",
+                         zero3_gather_ranks(p), e.max_zero3_shard_ranks);
+    case EnvelopeFeature::interleaving_depth:
+      return fmt::format("{} virtual stages per pipeline rank; validated runs interleave {} at "
+                         "most",
+                         p.virtual_stages, e.max_virtual_stages);
+    case EnvelopeFeature::cp_split:
+      return fmt::format("context parallelism leaves {} tokens per rank; validated runs keep "
+                         "{} or more",
+                         m.seq_len / p.cp, e.min_cp_tokens_per_rank);
+    case EnvelopeFeature::none: break;
   }
   if (tp_outside_envelope(e, p, c, axis_tier(p, c, Axis::tp))) {
     return fmt::format("tp {} crosses the network; no validated run splits tp across nodes",

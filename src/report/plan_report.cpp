@@ -15,28 +15,27 @@ PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds)
   r.context = make_context(s);
   SearchOptions options;
   options.keep = std::max<std::size_t>(top, 1);
-  // Rank for trust (docs/ranking.md §5): the recommendation lies inside the validated envelope;
-  // the fastest plan outside it is shown beside it when it is faster by more than the band.
-  // Where nothing fits inside, the raw ranking answers and says so (search.hpp trusted_search,
-  // here with the context kept for the explanation and the thresholds).
-  r.result = search(r.context, options);
-  if (r.context.workload.kind == WorkloadKind::training && r.context.constraints.trusted) {
+  // Rank for trust (docs/ranking.md §5): the recommendation lies inside the validated envelope,
+  // or, where nothing fits inside, it is the raw ranking's, said so (search.hpp trusted_search;
+  // the context follows, for the explanation and the thresholds). The fastest plan outside the
+  // envelope is shown beside it when it is faster by more than the band.
+  const Recommendation rec = trusted_search(r.context, options);
+  r.result = rec.result;
+  r.envelope_empty = rec.outside;
+  const bool training = r.context.workload.kind == WorkloadKind::training;
+  if (training && !r.result.found()) r.context.constraints.trusted = false;  // nothing anywhere
+  if (rec.outside) r.context.constraints.trusted = false;
+  if (training && r.result.found() && !rec.outside && r.context.constraints.trusted) {
     Context raw = r.context;
     raw.constraints.trusted = false;
-    if (!r.result.found()) {
-      r.context = raw;
-      r.result = search(r.context, options);
-      r.envelope_empty = r.result.found();
-    } else {
-      SearchOptions fastest;
-      fastest.keep = 1;
-      fastest.accounting = false;
-      const SearchResult other = search(raw, fastest);
-      const Evaluation& best = r.result.ranked.front();
-      if (other.found() && other.ranked.front().training.tokens_per_second >
-                               best.training.tokens_per_second * (1.0 + time_resolution)) {
-        r.unvalidated = other.ranked.front();
-      }
+    SearchOptions fastest;
+    fastest.keep = 1;
+    fastest.accounting = false;
+    const SearchResult other = search(raw, fastest);
+    const Evaluation& best = r.result.ranked.front();
+    if (other.found() && other.ranked.front().training.tokens_per_second >
+                             best.training.tokens_per_second * (1.0 + time_resolution)) {
+      r.unvalidated = other.ranked.front();
     }
   }
   r.explanation = explain(r.context, r.result);

@@ -52,7 +52,7 @@ inline bool passes_settings(const SearchFilter& f, const Plan& p) {
   if (f.recompute && *f.recompute != p.recompute) return false;
   if (f.constraints && !within_settings(*f.constraints, p)) return false;
   if (f.constraints && f.constraints->trusted &&
-      !outside_envelope_config(validated_envelope, p, f.seq_len).empty()) {
+      outside_envelope_config(validated_envelope, p, f.seq_len) != EnvelopeFeature::none) {
     return false;
   }
   return !f.flash_attention || *f.flash_attention == p.flash_attention;

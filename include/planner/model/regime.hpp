@@ -1,6 +1,5 @@
 #pragma once
 #include <cstdint>
-#include <string_view>
 
 #include "planner/inputs/cluster.hpp"
 #include "planner/inputs/model.hpp"
@@ -43,15 +42,20 @@ inline constexpr ValidatedEnvelope validated_envelope{128, 12, 4096, false};
   return shard_dp(p) * p.cp;
 }
 
-/// Why the plan's degrees and settings lie outside `e` (empty when inside): the checks that do
-/// not depend on the rank order.
-[[nodiscard]] inline std::string_view outside_envelope_config(const ValidatedEnvelope& e,
-                                                              const Plan& p,
-                                                              std::int64_t seq_len) noexcept {
-  if (zero3_gather_ranks(p) > e.max_zero3_shard_ranks) return "ZeRO-3 shard group";
-  if (p.pp > 1 && p.virtual_stages > e.max_virtual_stages) return "interleaving depth";
-  if (p.cp > 1 && seq_len / p.cp < e.min_cp_tokens_per_rank) return "context-parallel split";
-  return {};
+/// The first feature of the plan's degrees and settings outside `e` (none when inside): the
+/// checks that do not depend on the rank order. The report words it (report/accuracy.hpp
+/// outside_envelope_reason).
+enum class EnvelopeFeature { none, zero3_shard_group, interleaving_depth, cp_split };
+
+[[nodiscard]] inline EnvelopeFeature outside_envelope_config(const ValidatedEnvelope& e,
+                                                             const Plan& p,
+                                                             std::int64_t seq_len) noexcept {
+  if (zero3_gather_ranks(p) > e.max_zero3_shard_ranks) return EnvelopeFeature::zero3_shard_group;
+  if (p.pp > 1 && p.virtual_stages > e.max_virtual_stages) {
+    return EnvelopeFeature::interleaving_depth;
+  }
+  if (p.cp > 1 && seq_len / p.cp < e.min_cp_tokens_per_rank) return EnvelopeFeature::cp_split;
+  return EnvelopeFeature::none;
 }
 
 /// True when the plan's tp group crosses the network where `e` has no such run.
