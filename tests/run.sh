@@ -6,43 +6,46 @@ bash tests/setup.sh
 jobs=$(nproc)
 
 echo "== Release build (gcc) and tests"
+stage=$SECONDS
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure -j "$jobs" | tee build/ctest.log
+echo "   release stage: $((SECONDS - stage)) s"
 
-echo "== AddressSanitizer + UndefinedBehaviorSanitizer build (clang) and tests"
-# docs/testing.md §Sanitizers. Its own build directory and compiler: clang, RelWithDebInfo
-# (optimised, so the suite stays fast, with line numbers in reports). Any report fails the
-# test that triggers it (-fno-sanitize-recover=all in CMakeLists.txt).
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer build (clang): the tests, then fuzzing"
+# docs/testing.md §Sanitizers and §Fuzzing. One clang build serves both (RelWithDebInfo:
+# optimised, so the suite stays fast, with line numbers in reports): the library is compiled
+# once with ASan, UBSan and libFuzzer's coverage instrumentation (PLANNER_FUZZ), and the tests
+# and the two fuzz harnesses link it. Any sanitizer report fails the test that triggers it
+# (-fno-sanitize-recover=all in CMakeLists.txt).
 stage=$SECONDS
 CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DPLANNER_SANITIZE=ON
+  -DPLANNER_SANITIZE=ON -DPLANNER_FUZZ=ON
 cmake --build build-asan -j "$jobs"
+echo "   sanitizer build: $((SECONDS - stage)) s"
+tests=$SECONDS
 ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" | tee build-asan/ctest.log
-echo "   sanitizer stage: $((SECONDS - stage)) s"
+echo "   sanitizer tests: $((SECONDS - tests)) s"
 
-echo "== Fuzzing: libFuzzer + ASan + UBSan, the scenario harness 60 s and the CLI harness 20 s"
-# docs/testing.md §Fuzzing (how to run longer). Seeds: scenarios/ and fuzz/seeds/; the corpus
-# the run grows stays in build-fuzz/corpus for the next run. A crash, sanitizer report,
-# uncaught exception, NaN or infinity in the output, or an input slower than 60 s fails the stage
-# and leaves the input in build-fuzz/artifacts/. 60 s of this build (ASan, UBSan and coverage:
-# about 13x slower than Release; fuzz/seeds/all_limits.json, a 16.8 M-GPU world, takes 3.3 s in
-# Release and 44 s here) is about 4.6 s in Release, inside the 10 s every valid scenario must
-# answer in (docs/testing.md §Fuzzing).
-stage=$SECONDS
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DPLANNER_FUZZ=ON -DBUILD_TESTING=OFF
-cmake --build build-fuzz -j "$jobs" --target fuzz_scenario fuzz_cli
-mkdir -p build-fuzz/corpus build-fuzz/cli_corpus build-fuzz/artifacts
-build-fuzz/fuzz/fuzz_scenario build-fuzz/corpus scenarios fuzz/seeds -dict=fuzz/planner.dict \
+# Fuzzing: the scenario harness 60 s and the CLI harness 20 s. Seeds: scenarios/ and
+# fuzz/seeds/; the corpus the run grows stays in build-asan/corpus for the next run. A crash,
+# sanitizer report, uncaught exception, NaN or infinity in the output, or an input slower than
+# 60 s fails the stage and leaves the input in build-asan/artifacts/. 60 s of this build (ASan,
+# UBSan and coverage: about 13x slower than Release; fuzz/seeds/all_limits.json, a 16.8 M-GPU
+# world, takes 3.3 s in Release and 44 s here) is about 4.6 s in Release, inside the 10 s every
+# valid scenario must answer in (docs/testing.md §Fuzzing).
+fuzz=$SECONDS
+mkdir -p build-asan/corpus build-asan/cli_corpus build-asan/artifacts
+build-asan/fuzz/fuzz_scenario build-asan/corpus scenarios fuzz/seeds -dict=fuzz/planner.dict \
   -max_len=4096 -timeout=60 -rss_limit_mb=4096 -max_total_time=60 -print_final_stats=1 \
-  -artifact_prefix=build-fuzz/artifacts/
+  -artifact_prefix=build-asan/artifacts/
 # The command-line harness, briefly: its space (flags of memory and collective) is small.
-build-fuzz/fuzz/fuzz_cli build-fuzz/cli_corpus fuzz/cli_seeds -dict=fuzz/cli.dict \
+build-asan/fuzz/fuzz_cli build-asan/cli_corpus fuzz/cli_seeds -dict=fuzz/cli.dict \
   -max_len=1024 -timeout=60 -rss_limit_mb=4096 -max_total_time=20 -print_final_stats=1 \
-  -artifact_prefix=build-fuzz/artifacts/
-echo "   fuzzing stage: $((SECONDS - stage)) s"
+  -artifact_prefix=build-asan/artifacts/
+echo "   fuzzing: $((SECONDS - fuzz)) s"
+echo "   sanitizer and fuzzing stage: $((SECONDS - stage)) s"
 
 # One closing line for whoever reads the end of the log: the tests of both builds (every stage
 # above stops the script on failure, so reaching here means none failed).
