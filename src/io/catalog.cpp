@@ -1,6 +1,7 @@
 #include "planner/io/catalog.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <stdexcept>
 
@@ -69,6 +70,21 @@ CatalogGpu read_entry(const json& e, double fallback_efficiency,
   return g;
 }
 
+std::array<SourcedValue, fp8_recipe_count> parse_fp8_ratios() {
+  const json doc = json::parse(gpu_catalog_text());
+  const json& table = doc.at("fp8_efficiency_ratio");
+  std::array<SourcedValue, fp8_recipe_count> out{};
+  for (std::size_t i = 0; i < fp8_recipe_count; ++i) {
+    const std::string name(fp8_recipe_names[i]);
+    out[i].value = number(table, name.c_str());
+    out[i].source = table.at(name).at("source").get<std::string>();
+    if (!(out[i].value > 0 && out[i].value <= 1.5)) {
+      throw std::runtime_error("catalog: fp8_efficiency_ratio." + name + " outside (0, 1.5]");
+    }
+  }
+  return out;
+}
+
 std::vector<CatalogGpu> parse_catalog() {
   const json doc = json::parse(gpu_catalog_text());
   const json& fallback = doc.at("default_efficiency");
@@ -99,6 +115,11 @@ std::string_view gpu_catalog_text() noexcept { return embedded::gpu_catalog_json
 const std::vector<CatalogGpu>& gpu_catalog() {
   static const std::vector<CatalogGpu> catalog = parse_catalog();
   return catalog;
+}
+
+const SourcedValue& fp8_efficiency_ratio(Fp8Recipe recipe) {
+  static const std::array<SourcedValue, fp8_recipe_count> ratios = parse_fp8_ratios();
+  return ratios[static_cast<std::size_t>(recipe)];
 }
 
 const CatalogGpu* find_catalog_gpu(std::string_view name) {

@@ -95,6 +95,14 @@ inline constexpr std::array<Choice<Dtype>, dtype_count> dtype_choices = [] {
   for (std::size_t i = 0; i < dtype_count; ++i) out[i] = {dtypes[i].name, dtypes[i].dtype};
   return out;
 }();
+/// The FP8 scaling recipes (base/dtype.hpp) as choices.
+inline constexpr std::array<Choice<Fp8Recipe>, fp8_recipe_count> fp8_recipe_choices = [] {
+  std::array<Choice<Fp8Recipe>, fp8_recipe_count> out{};
+  for (std::size_t i = 0; i < fp8_recipe_count; ++i) {
+    out[i] = {fp8_recipe_names[i], static_cast<Fp8Recipe>(i)};
+  }
+  return out;
+}();
 inline constexpr std::array tier_choices{Choice<std::string_view>{"intra_node", "intra_node"},
                                   Choice<std::string_view>{"inter_node", "inter_node"}};
 

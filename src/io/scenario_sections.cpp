@@ -57,7 +57,7 @@ static std::vector<std::string_view> dtype_names() {
 
 static Precision read_precision(const json& v, const std::string& origin) {
   const Object o(v, "/model/precision", origin,
-                 {"weights", "gradients", "activations", "kv_cache", "compute"});
+                 {"weights", "gradients", "activations", "kv_cache", "compute", "fp8_recipe"});
   Precision p;
   p.weights = o.maybe_choice("weights", dtype_choices).value_or(p.weights);
   p.gradients = o.maybe_choice("gradients", dtype_choices).value_or(p.gradients);
@@ -65,6 +65,13 @@ static Precision read_precision(const json& v, const std::string& origin) {
   p.activations = o.maybe_choice("activations", dtype_choices).value_or(p.activations);
   p.kv_cache = o.maybe_choice("kv_cache", dtype_choices).value_or(p.kv_cache);
   p.compute = o.maybe_choice("compute", dtype_choices).value_or(p.compute);
+  if (const auto recipe = o.maybe_choice("fp8_recipe", fp8_recipe_choices)) {
+    if (p.compute != Dtype::fp8) {
+      fail(origin, o.path("fp8_recipe"),
+           "fp8_recipe says how FP8 GEMMs are scaled; set compute to \"fp8\" or remove it");
+    }
+    p.fp8_recipe = *recipe;
+  }
   return p;
 }
 
@@ -164,7 +171,8 @@ static Gpu read_gpu(const json& v, const std::string& origin, const CatalogGpu*&
   }
   if (entry != nullptr) {
     // Other formats the catalog knows run at the same fraction of their own dense peak as
-    // bf16 does (an assumption: the fraction is fitted on bf16 runs only; docs/validation.md).
+    // bf16 does; FP8 then at its recipe's fitted ratio of it (check_precision in
+    // scenario_json.cpp, once the model's recipe is known; docs/validation.md §FP8).
     const double share = g.flops_per_second / entry->peak("bf16").value_or(1);
     for (const DtypeInfo& d : dtypes) {
       g.peak_flops_by_dtype[static_cast<std::size_t>(d.dtype)] = entry->peak(d.name).value_or(0);
@@ -173,6 +181,7 @@ static Gpu read_gpu(const json& v, const std::string& origin, const CatalogGpu*&
       double& rate = g.flops_by_dtype[static_cast<std::size_t>(d.dtype)];
       if (rate > 0 || d.dtype == Dtype::bf16 || d.dtype == Dtype::fp16) continue;
       rate = entry->peak(d.name).value_or(0) * share;
+      if (d.dtype == Dtype::fp8 && rate > 0) g.fp8_rate_from_efficiency = true;
     }
   }
   g.reserve_bytes = o.maybe_quantity("reserve", Dimension::bytes, reserve_size).value_or(0);

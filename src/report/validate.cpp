@@ -1,10 +1,12 @@
 #include "planner/report/validate.hpp"
 #include "planner/report/search_regret.hpp"
+#include "validate_fit.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <ostream>
 #include <system_error>
 
@@ -25,9 +27,10 @@ namespace {
 using nlohmann::json;
 
 constexpr std::array scenario_keys{"name", "description", "model", "cluster", "workload", "plan"};
-constexpr std::array record_keys{"id",     "set",      "source",       "measured",
-                                 "not_modelled", "notes", "name",  "description",
-                                 "model",  "cluster",  "workload",     "plan"};
+constexpr std::array record_keys{"id",       "set",     "source",  "measured", "not_modelled",
+                                 "notes",    "name",    "description", "model", "cluster",
+                                 "workload", "plan",    "family",  "bf16_sibling",
+                                 "efficiency_excluded"};
 constexpr std::array set_names{"calibration", "validation"};
 
 [[noreturn]] void fail(const std::string& origin, const std::string& pointer,
@@ -149,6 +152,18 @@ ValidationRecord load_validation_record(const json& doc, const std::string& orig
   r.origin = origin;
   r.id = text_at(doc, "id", "", origin, "a record id such as \"sc21-t1-1.7B\"");
   r.set = text_at(doc, "set", "", origin, "\"calibration\" or \"validation\"");
+  // One family: the same model and recipe at other scales (docs/validation.md §Families).
+  r.family = doc.contains("family")
+                 ? text_at(doc, "family", "", origin, "a family name such as \"dgxc-llama3.1-8b\"")
+                 : r.id;
+  if (doc.contains("efficiency_excluded")) {
+    r.efficiency_excluded = text_at(doc, "efficiency_excluded", "", origin,
+                                    "why the run does not fit its GPU's bf16 efficiency");
+  }
+  if (doc.contains("bf16_sibling")) {
+    r.bf16_sibling = text_at(doc, "bf16_sibling", "", origin,
+                             "the id of the same run in bf16, such as \"dgxc-llama3.1-8b-bf16-8gpu\"");
+  }
   if (std::find(set_names.begin(), set_names.end(), r.set) == set_names.end()) {
     const auto guess = closest(r.set, set_names);
     fail(origin, "/set",
@@ -253,12 +268,15 @@ double median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-ErrorSummary summarize(const std::vector<RecordResult>& results, const std::string& set,
-                       Figure figure) {
+namespace {
+
+/// The summary of the results `keep` admits.
+template <typename Keep>
+ErrorSummary summarize_if(const std::vector<RecordResult>& results, Figure figure, Keep keep) {
   ErrorSummary s;
   std::vector<double> errors;
   for (const RecordResult& r : results) {
-    if (r.record->set != set) continue;
+    if (!keep(*r.record)) continue;
     ++s.records;
     if (!r.fits) ++s.infeasible;
     const auto e =
@@ -276,70 +294,36 @@ ErrorSummary summarize(const std::vector<RecordResult>& results, const std::stri
   return s;
 }
 
+}  // namespace
+
+ErrorSummary summarize(const std::vector<RecordResult>& results, const std::string& set,
+                       Figure figure) {
+  return summarize_if(results, figure,
+                      [&](const ValidationRecord& r) { return r.set == set; });
+}
+
+std::vector<std::pair<std::string, ErrorSummary>> summarize_by_family(
+    const std::vector<RecordResult>& results) {
+  std::set<std::string> calibrated;
+  for (const RecordResult& r : results) {
+    if (r.record->set == "calibration") calibrated.insert(r.record->family);
+  }
+  std::vector<std::pair<std::string, ErrorSummary>> out;
+  for (const bool sibling : {true, false}) {
+    const ErrorSummary s =
+        summarize_if(results, Figure::throughput, [&](const ValidationRecord& r) {
+          return r.set == "validation" && calibrated.contains(r.family) == sibling;
+        });
+    if (s.records > 0) {
+      out.emplace_back(sibling ? "with_calibrated_sibling" : "without_calibrated_sibling", s);
+    }
+  }
+  return out;
+}
+
 // ---- The command ----------------------------------------------------------------------
 
 namespace {
-
-/// The catalog GPU a record names, if any (for --fit).
-const CatalogGpu* record_gpu(const json& doc) {
-  const json* cluster = doc.contains("cluster") ? &doc.at("cluster") : nullptr;
-  if (cluster == nullptr || !cluster->is_object() || !cluster->contains("gpu")) return nullptr;
-  const json& gpu = cluster->at("gpu");
-  if (!gpu.is_object() || !gpu.contains("catalog") || !gpu.at("catalog").is_string()) {
-    return nullptr;
-  }
-  return find_catalog_gpu(gpu.at("catalog").get<std::string>());
-}
-
-/// The fraction of the bf16 peak at which the model's predicted throughput equals the
-/// measured one (bisection: throughput rises with the rate), or nullopt when no fraction in
-/// (0, 1] reaches it (the time outside compute alone exceeds the measurement).
-std::optional<double> fitted_efficiency(const ValidationRecord& r, double peak) {
-  Context ctx = make_context(r.scenario);
-  const auto error_at = [&](double share) {
-    ctx.flops_per_second = peak * share;
-    RecordResult x;
-    x.record = &r;
-    x.evaluation = evaluate(ctx, *r.scenario.plan);
-    const double gpus = static_cast<double>(world_size(r.scenario.cluster));
-    x.tokens_per_second_per_gpu = {x.evaluation.training.tokens_per_second / gpus,
-                                   r.measured.tokens_per_second_per_gpu};
-    x.step_seconds = {x.evaluation.training.step_seconds, r.measured.step_seconds};
-    return throughput_error(x).value_or(0);
-  };
-  double lo = 1e-3, hi = 1.0;
-  if (error_at(hi) < 0 || error_at(lo) > 0) return std::nullopt;
-  for (int i = 0; i < 60; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (error_at(mid) < 0 ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
-}
-
-void print_fit(const std::vector<ValidationRecord>& records,
-               const std::vector<const CatalogGpu*>& gpus, std::ostream& out) {
-  std::map<std::string, std::vector<double>> per_gpu;
-  std::vector<double> pooled;
-  out << fmt::format("{:<12} {:<34} {:<16} {:>10}\n", "set", "record", "gpu",
-                     "efficiency");
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const ValidationRecord& r = records[i];
-    const CatalogGpu* g = gpus[i];
-    std::optional<double> share;
-    if (g != nullptr) share = fitted_efficiency(r, g->peak("bf16").value_or(0));
-    out << fmt::format("{:<12} {:<34} {:<16} {:>10}\n", r.set, r.id, g ? g->name : "-",
-                       share ? fmt::format("{:.4f}", *share) : std::string("-"));
-    if (share && r.set == "calibration") {
-      per_gpu[g->name].push_back(*share);
-      pooled.push_back(*share);
-    }
-  }
-  out << "\nmedian over calibration records (the only runs constants may be fitted to):\n";
-  for (const auto& [name, shares] : per_gpu) {
-    out << fmt::format("  {:<16} {:.4f}  ({} records)\n", name, median(shares), shares.size());
-  }
-  out << fmt::format("  {:<16} {:.4f}  ({} records)\n", "all", median(pooled), pooled.size());
-}
 
 /// The records of every path, calibration first, then validation; within a set, in file order
 /// (sorted names). `gpus` gets each record's catalog GPU, if it names one (for --fit).
@@ -372,6 +356,7 @@ std::vector<ValidationRecord> load_records(const std::vector<std::string>& paths
 ValidationReport summarize_all(const std::vector<RecordResult>& results,
                                const ValidateOptions& o) {
   ValidationReport report;
+  report.family_summaries = summarize_by_family(results);
   for (const char* set : set_names) {
     const ErrorSummary s = summarize(results, set);
     if (s.records == 0) continue;

@@ -75,6 +75,14 @@ void print_validation_json(const std::vector<RecordResult>& results, const Valid
                      {"max_abs_error", s.max_abs_error},
                      {"worst", s.worst}};
   }
+  json families = json::object();
+  for (const auto& [group, s] : report.family_summaries) {
+    families[group] = json{{"records", s.records},
+                           {"compared", s.compared},
+                           {"median_abs_error", s.median_abs_error},
+                           {"max_abs_error", s.max_abs_error},
+                           {"worst", s.worst}};
+  }
   json memory = json::object();
   for (const auto& [set, m] : memory_summaries) {
     memory[set] = json{{"compared", m.compared},
@@ -89,6 +97,7 @@ void print_validation_json(const std::vector<RecordResult>& results, const Valid
   out << dump_json(json{{"schema_version", schema_version},
                         {"records", list},
                         {"summary", sets},
+                        {"validation_by_family", families},
                         {"memory_peak_summary", memory},
                         {"bounds", bounds},
                         {"within_bounds", within}});
@@ -147,6 +156,13 @@ void print_validation_text(const std::vector<RecordResult>& results, const Valid
                        s.infeasible > 0
                            ? fmt::format("; {} judged not to fit in memory", s.infeasible)
                            : std::string());
+  }
+  for (const auto& [group, s] : report.family_summaries) {
+    const bool sibling = group == "with_calibrated_sibling";
+    out << fmt::format("    {:<44} {:>3} records  median {:>6.1f}%  max {:>6.1f}% ({})\n",
+                       sibling ? "families with a calibrated single-node run"
+                               : "families without one (tests everything)",
+                       s.compared, 100.0 * s.median_abs_error, 100.0 * s.max_abs_error, s.worst);
   }
   if (!memory_summaries.empty()) out << "|error| of peak memory per GPU, where measured:\n";
   for (const auto& [set, m] : memory_summaries) {

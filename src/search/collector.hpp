@@ -79,6 +79,14 @@ inline bool passes_placement(const SearchFilter& f, const Plan& p, const Cluster
   return !f.tp_inside_node || p.tp <= 1 || *f.tp_inside_node == inside_node(p, c, Axis::tp);
 }
 
+/// Whether the scenario's framework launches the whole training plan: its ZeRO stage, recompute
+/// and SP together with its rank order. `place` lists a group's placements once, from the
+/// group's first configuration, so a framework whose order holds only for other settings
+/// (Megatron-LM's tp-pp-dp order, which has no ZeRO-3) is checked again per variant.
+inline bool framework_launches(const SearchFilter& f, const Plan& p) {
+  return !f.constraints || framework_placement_violation(f.constraints->framework, p).empty();
+}
+
 /// Rejection kinds, in the alphabetical order the result lists them in.
 enum class Kind { batch, divisibility, memory };
 inline constexpr std::array<const char*, 3> kind_names{"batch", "divisibility", "memory"};

@@ -424,6 +424,7 @@ inline void time_candidates(const Context& ctx, const SearchOptions& options, Sc
         place(g, options.filter, c, s);
         for (std::size_t k = 0; k < g.placement_count; ++k) {
           p.placement = s.placement_pool[g.placements + k];
+          if (!framework_launches(options.filter, p)) continue;
           ++result.timed;
           budget.spend(1);
           out.offer_training(p, ledger, training_time(ctx, p));

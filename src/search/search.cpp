@@ -90,6 +90,7 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
             }
             for (std::size_t k = 0; k < g.placement_count; ++k) {
               p.placement = s.placement_pool[g.placements + k];
+              if (!framework_launches(filter, p)) continue;
               ++result.timed;
               budget.spend(1);
               out.offer_training(p, ledger, training_time(ctx, p));

@@ -148,8 +148,20 @@ TEST_CASE("validate: the shipped records load and every one is evaluated", "[val
   auto r = cli_harness::run({"validate", "validation", "--format", "json"});
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
-  CHECK(j.at("summary").at("calibration").at("records") == 13);
+  // shared/calibration/README.md: the 13 published runs of published-runs.json, the 6
+  // single-node records rule v2 moved from validation (dgxc Llama 3.1 8B and Grok-1 2-layer
+  // proxy in bf16 and FP8, torchtitan Llama 3.1 8B eager and compiled) and 4 single-node runs
+  // added from microbenchmarks-and-single-node.json (torchtitan Float8, torchao's three).
+  CHECK(j.at("summary").at("calibration").at("records") == 13 + 6 + 4);
   CHECK(j.at("summary").at("validation").at("records").get<int>() >= 30);
+  // Validation reported twice: the families with a calibrated single-node run (the four
+  // multi-node dgxc Llama 3.1 8B runs in each precision, the Grok-1 proxies, the two torchtitan
+  // 128-GPU runs) and the rest, which together are the validation set.
+  const auto& by_family = j.at("validation_by_family");
+  const int with = by_family.at("with_calibrated_sibling").at("records").get<int>();
+  const int without = by_family.at("without_calibrated_sibling").at("records").get<int>();
+  CHECK(with >= 4 + 4 + 2);
+  CHECK(with + without == j.at("summary").at("validation").at("records").get<int>());
   for (const auto& rec : j.at("records")) {
     INFO(rec.at("id").get<std::string>());
     CHECK(!rec.at("source").at("citation").get<std::string>().empty());
@@ -202,4 +214,43 @@ TEST_CASE("validate: record errors name the file, the pointer and the fix", "[va
   doc = tiny_record();
   doc["measured"]["step_time"] = "-1 s";
   CHECK(record_error(doc).rfind("r.json: /measured/step_time: ", 0) == 0);
+}
+
+TEST_CASE("validate --fit on the calibration records reproduces every fitted constant in "
+          "data/gpus.json", "[validate][cli]") {
+  // shared/calibration/README.md: "planner validate --fit on the calibration records alone
+  // reproduces every fitted constant in data/, and a test checks it". The catalog stores each
+  // to four decimals, as --fit prints it.
+  const auto r = cli_harness::run({"validate", "validation", "--fit"});
+  REQUIRE(r.code == 0);
+  std::ifstream in(std::string(PLANNER_SOURCE_DIR) + "/data/gpus.json");
+  const auto catalog = nlohmann::json::parse(in);
+  // The fitted figure --fit prints on the line that starts with `label` after `section`.
+  const auto fitted = [&](const std::string& section, const std::string& label) {
+    const std::size_t from = r.out.find(section);
+    REQUIRE(from != std::string::npos);
+    const std::size_t at = r.out.find("\n  " + label + " ", from);
+    REQUIRE(at != std::string::npos);
+    return std::stod(r.out.substr(at + 3 + label.size()));
+  };
+  const auto value = [](const nlohmann::json& field) { return field.at("value").get<double>(); };
+  const std::string efficiency = "median over calibration records";
+  CHECK(fitted(efficiency, "all") == Approx(value(catalog.at("default_efficiency"))).margin(5e-5));
+  for (const auto& gpu : catalog.at("gpus")) {
+    if (!gpu.contains("default_efficiency")) continue;
+    const std::string name = gpu.at("name").get<std::string>();
+    // A100-SXM4-40GB takes the 80 GB part's fit (the same chip; its own entry says so).
+    const std::string fitted_on = name == "A100-SXM4-40GB" ? "A100-SXM4-80GB" : name;
+    INFO(name);
+    CHECK(fitted(efficiency, fitted_on) ==
+          Approx(value(gpu.at("default_efficiency"))).margin(5e-5));
+  }
+  const auto& fp8 = catalog.at("fp8_efficiency_ratio");
+  const std::string recipes = "median per recipe";
+  CHECK(fitted(recipes, "tensorwise") == Approx(value(fp8.at("tensorwise"))).margin(5e-5));
+  CHECK(fitted(recipes, "rowwise") == Approx(value(fp8.at("rowwise"))).margin(5e-5));
+  // No block-scaled pair is public: the catalog takes the tensor-wise value (its source says
+  // why), and --fit says there is no pair rather than printing a figure.
+  CHECK_THAT(r.out, Catch::Contains("blockwise        -  (no calibration pair)"));
+  CHECK(value(fp8.at("blockwise")) == value(fp8.at("tensorwise")));
 }

@@ -177,9 +177,11 @@ TEST_CASE("Pruned, winner-only and exhaustive training searches rank identically
     found += full.found() ? 1 : 0;
   }
   // Not vacuous: most scenarios have plans to rank (1658 of the 2000 when written), and
-  // pruning skipped most time evaluations (266,397 of 1,669,581).
+  // pruning skipped most time evaluations (127,530 of 378,479 once the exhaustive search too
+  // skips the rank orders no framework runs with a variant's ZeRO stage; 266,397 of 1,669,581
+  // before, when it timed them).
   CHECK(found > 1000);
-  CHECK(timed_pruned * 3 < timed_full);
+  CHECK(timed_pruned * 2 < timed_full);
 }
 
 TEST_CASE("Pruned and exhaustive searches agree on random mixture-of-experts scenarios",

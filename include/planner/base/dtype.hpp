@@ -46,6 +46,16 @@ using DtypeRates = std::array<double, dtype_count>;
   return std::nullopt;
 }
 
+/// How FP8 GEMMs are scaled (Micikevicius et al. 2022 §3; docs/model.md §6b): one scale per
+/// tensor (Transformer Engine's delayed scaling, torchao's dynamic tensorwise), one per row of
+/// each operand (FBGEMM f8f8bf16_rowwise, torchao rowwise), or one per 1×128 / 128×128 block
+/// (DeepSeek-V3 §3.3, DeepGEMM). Each runs its GEMMs at its own fraction of the bf16 GEMM
+/// efficiency (data/gpus.json fp8_efficiency_ratio).
+enum class Fp8Recipe { tensorwise, rowwise, blockwise };
+inline constexpr std::size_t fp8_recipe_count = 3;
+inline constexpr std::array<std::string_view, fp8_recipe_count> fp8_recipe_names{
+    "tensorwise", "rowwise", "blockwise"};
+
 /// The dtype of each kind of tensor in a job. The defaults are mixed-precision bf16 training
 /// (Micikevicius et al. 2018; Megatron-LM --bf16): bf16 weights, gradients, activations and
 /// GEMMs, with fp32 master weights and Adam moments counted in the optimizer state.
@@ -55,6 +65,7 @@ struct Precision {
   Dtype activations = Dtype::bf16;  ///< stored activations and the messages between ranks
   Dtype kv_cache = Dtype::bf16;
   Dtype compute = Dtype::bf16;      ///< the GEMMs' input format: which rate they run at
+  Fp8Recipe fp8_recipe = Fp8Recipe::tensorwise;  ///< with compute fp8: how the GEMMs scale
   /// The scenario states `gradients`; when it does not, a framework may choose them
   /// (inputs/framework_defaults.hpp: Megatron-LM's fp32 main gradients).
   bool gradients_stated = false;

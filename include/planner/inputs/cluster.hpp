@@ -57,6 +57,9 @@ struct Gpu {
   /// The rate is the catalog's bf16 peak times its fitted default efficiency (neither `flops`
   /// nor `efficiency` typed): the rate whose measured error `plan` quotes (report/accuracy.hpp).
   bool fitted_rate = false;
+  /// The fp8 rate is the catalog's FP8 peak at the bf16 efficiency (not typed in
+  /// flops_by_dtype): the loader scales it by the FP8 recipe's fitted ratio (io/catalog.hpp).
+  bool fp8_rate_from_efficiency = false;
   /// Streaming multiprocessors (AMD: compute units), from the catalog; 0 = not known. The
   /// share of them an overlapped collective's kernels take is the overlap's cost
   /// (step_time.hpp overlapped_collective).

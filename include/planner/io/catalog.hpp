@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "planner/base/dtype.hpp"
+
 /// The GPU and fabric catalog: data/gpus.json, embedded in the binary at build time
 /// (cmake/embed_text.cmake). Every number in the file carries its source; this header only
 /// exposes the values. Units are base units: FLOP/s, bytes, bytes/s per GPU and direction.
@@ -47,6 +49,17 @@ struct CatalogGpu {
   /// catalog has no reference system for this GPU.
   [[nodiscard]] double scale_out_bandwidth_bytes_per_second() const noexcept;
 };
+
+/// A fitted catalog constant and how it was obtained.
+struct SourcedValue {
+  double value = 0;
+  std::string source;
+};
+
+/// The FP8 GEMM rate of a scaling recipe as a fraction of the bf16 efficiency times the FP8
+/// peak (data/gpus.json fp8_efficiency_ratio; docs/validation.md §FP8): one value for every
+/// GPU, fitted to single-node FP8/BF16 run pairs with `planner validate --fit`.
+[[nodiscard]] const SourcedValue& fp8_efficiency_ratio(Fp8Recipe recipe);
 
 /// Every catalogued GPU, parsed once from the embedded JSON. Throws std::runtime_error if
 /// the embedded file is malformed (a build defect, never a user's input).

@@ -28,6 +28,14 @@ struct ValidationRecord {
   std::string id;
   std::string origin;  ///< file name, for messages
   std::string set;     ///< "calibration" or "validation"
+  /// The model and recipe at every scale (docs/validation.md §Families); the id when none is
+  /// given. A validation record whose family has a calibration member is reported apart.
+  std::string family;
+  /// For an FP8 run: the id of the same run in bf16, the pair that fits the FP8 ratio.
+  std::string bf16_sibling;
+  /// Why the run does not fit its catalog GPU's bf16 efficiency (another variant of the chip,
+  /// or one not stated); empty: it does, when in the calibration set.
+  std::string efficiency_excluded;
   std::string citation;
   std::string location;
   Scenario scenario;   ///< with its pinned plan
@@ -90,6 +98,13 @@ enum class Figure { throughput, memory_peak };
                                      const std::string& set,
                                      Figure figure = Figure::throughput);
 
+/// The validation records split by family (shared/calibration/README.md: "report validation
+/// twice"): "with_calibrated_sibling" — the family has a calibration record (its single-node
+/// member), so only the scale-out is tested — and "without_calibrated_sibling", which tests
+/// everything. Only groups with records are returned.
+[[nodiscard]] std::vector<std::pair<std::string, ErrorSummary>> summarize_by_family(
+    const std::vector<RecordResult>& results);
+
 /// The throughput error of a result: tokens/s per GPU when measured, else step time
 /// (inverted sign: a step predicted too long is throughput predicted too low).
 [[nodiscard]] std::optional<double> throughput_error(const RecordResult& r) noexcept;
@@ -113,6 +128,7 @@ struct ValidateOptions {
 struct ValidationReport {
   std::vector<std::pair<std::string, ErrorSummary>> summaries;
   std::vector<std::pair<std::string, ErrorSummary>> memory_summaries;
+  std::vector<std::pair<std::string, ErrorSummary>> family_summaries;  ///< summarize_by_family
   std::vector<std::string> breaches;  ///< "validation: max |error| 94.0% (...) exceeds 15%"
   bool within = true;
 };
