@@ -606,3 +606,12 @@ TEST_CASE("loader: ZeRO-3's collectives per layer and blocking gathers", "[loade
              Catch::StartsWith("a.json: /workload/fsdp_root_unit:") &&
                  Catch::Contains("true or false"));
 }
+
+TEST_CASE("loader: fp8_recipe goes with FP8 GEMMs and names a recipe", "[loader][errors]") {
+  CHECK(error_with({"/model/precision={\"fp8_recipe\": \"rowwise\"}"}) ==
+        "a.json: /model/precision/fp8_recipe: fp8_recipe says how FP8 GEMMs are scaled; set "
+        "compute to \"fp8\" or remove it");
+  CHECK_THAT(error_with({"/model/precision={\"compute\": \"fp8\", \"fp8_recipe\": \"rowwize\"}"}),
+             Catch::StartsWith("a.json: /model/precision/fp8_recipe:") &&
+                 Catch::Contains("rowwise"));
+}

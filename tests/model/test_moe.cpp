@@ -308,6 +308,21 @@ TEST_CASE("FP8 GEMMs run at the catalog's fp8 rate, MFU also against the bf16 ra
              Catch::StartsWith(fmt::format("MFU {:.1f} % of the bf16 dense peak, {:.1f} % of the fp8 "
                                            "peak (50.0 % of the effective",
                                            100.0 * 400.0 * r / 989.4, 100.0 * 400.0 * r / 1978.9)));
+  // Each recipe its own ratio: row-wise scaling runs at its ratio of the same base rate,
+  // block-wise at tensor-wise's (data/gpus.json says why); a typed fp8 rate takes no ratio.
+  const auto rate_with = [&](const json& precision) {
+    json d = doc;
+    d["model"]["precision"] = precision;
+    return make_context(load(d)).flops_per_second;
+  };
+  const double base = 400e12 * 1978.9 / 989.4;
+  CHECK(rate_with({{"compute", "fp8"}, {"fp8_recipe", "rowwise"}}) ==
+        Approx(base * fp8_efficiency_ratio(Fp8Recipe::rowwise).value).epsilon(1e-9));
+  CHECK(rate_with({{"compute", "fp8"}, {"fp8_recipe", "blockwise"}}) ==
+        Approx(base * fp8_efficiency_ratio(Fp8Recipe::blockwise).value).epsilon(1e-9));
+  json typed = doc;
+  typed["cluster"]["gpu"]["flops_by_dtype"] = {{"fp8", "700 TFLOP/s"}};
+  CHECK(make_context(load(typed)).flops_per_second == Approx(700e12));
   // A GPU given by numbers has no datasheet peak: MFU stays against its effective rate.
   const Context numbers = make_context(load(scenario_doc({{"preset", "mistral-7b"}, {"seq_len", 4096}})));
   CHECK(peak_mfu(numbers, 0.5 * numbers.flops_per_second).bf16_peak == 0);
