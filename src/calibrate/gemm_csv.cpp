@@ -9,16 +9,11 @@
 #include "planner/calibrate/inputs.hpp"
 #include "planner/calibrate/text_lines.hpp"
 #include "planner/base/error.hpp"
+#include "planner/io/read_input.hpp"
 
 namespace planner::calibrate {
 
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "cannot read the file, expected a readable text file");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string read_text_file(const std::string& path) { return read_measurement_file(path); }
 
 namespace {
 

@@ -245,6 +245,16 @@ NcclTable parse_nccl_tests(std::string_view text, const std::string& origin) {
     }
     data.emplace_back(line, tk);
   }
+  // nccl-tests' -t (threads) and -g (GPUs per thread) are small counts; their product was
+  // taken unchecked, signed overflow (UBSan) on "nThread 4294967296 nGpus 4294967296".
+  constexpr std::int64_t max_ranks = std::int64_t{1} << 24;
+  if (h.threads < 0 || h.gpus < 0 || h.threads > max_ranks || h.gpus > max_ranks ||
+      h.threads * h.gpus > max_ranks) {
+    throw InputError(origin + ":1", "",
+                     fmt::format("nThread {} × nGpus {} in the header, expected a rank count "
+                                 "from 2 to 2^24 (nccl-tests -t and -g)",
+                                 h.threads, h.gpus));
+  }
   t.ranks = !h.ranks.empty() ? static_cast<std::int64_t>(h.ranks.size()) : h.threads * h.gpus;
   t.nodes = h.hosts.empty() ? 1 : static_cast<std::int64_t>(h.hosts.size());
   t.device = h.device;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "planner/calibrate/inputs.hpp"
 #include "planner/calibrate/text_lines.hpp"
@@ -41,15 +42,40 @@ std::string strip_ansi(std::string_view s) {
   return out;
 }
 
+/// A step number as the log prints it, when it is a whole number a run can reach (0 … 2^53,
+/// where a double still counts every integer); "iteration 1e300" was cast to int64, undefined
+/// behaviour (UBSan), and wrapped in Release (issue 32).
+std::optional<std::int64_t> step_number(std::optional<double> v) {
+  constexpr double max_step = 9007199254740992.0;  // 2^53
+  if (!v || !(*v >= 0 && *v <= max_step) || *v != std::floor(*v)) return std::nullopt;
+  return static_cast<std::int64_t>(*v);
+}
+
+/// A step time a training step can take: positive and at most a day (a longer "step" is a
+/// misread field or a stalled run, not a measurement of the plan).
+bool plausible_step_seconds(double s) { return s > 0 && s <= 86400.0; }
+
+/// Tokens per second per GPU: positive and below 1e9 (an H100 runs ~1e4-1e5 on real models).
+bool plausible_tokens_per_second(double tps) { return tps > 0 && tps < 1e9; }
+
 void megatron_line(std::string_view l, std::size_t line, StepLog& log) {
   const auto ms = number_after(l, "elapsed time per iteration (ms):");
   if (!ms || *ms <= 0) {
     log.skipped.push_back({line, "iteration line without a positive elapsed time"});
     return;
   }
+  const auto iteration = step_number(number_after(l, "iteration"));
+  if (l.find("iteration") != l.npos && number_after(l, "iteration") && !iteration) {
+    log.skipped.push_back({line, "iteration number not a whole number from 0 to 2^53"});
+    return;
+  }
+  if (!plausible_step_seconds(*ms * 1e-3)) {
+    log.skipped.push_back({line, "elapsed time per iteration above a day"});
+    return;
+  }
   StepRow r;
   r.line = line;
-  r.step = static_cast<std::int64_t>(number_after(l, "iteration").value_or(0));
+  r.step = iteration.value_or(0);
   r.seconds = *ms * 1e-3;
   r.tflops_per_gpu = number_after(l, "throughput per GPU (TFLOP/s/GPU):").value_or(0);
   log.rows.push_back(r);
@@ -62,9 +88,18 @@ void torchtitan_line(std::string_view l, std::size_t line, StepLog& log) {
     log.skipped.push_back({line, "step line without a step number and a positive tps"});
     return;
   }
+  const auto number = step_number(step);
+  if (!number) {
+    log.skipped.push_back({line, "step number not a whole number from 0 to 2^53"});
+    return;
+  }
+  if (!plausible_tokens_per_second(*tps)) {
+    log.skipped.push_back({line, "tps of 1e9 or more per GPU, not a measurement"});
+    return;
+  }
   StepRow r;
   r.line = line;
-  r.step = static_cast<std::int64_t>(*step);
+  r.step = *number;
   r.tokens_per_second_per_gpu = *tps;
   r.tflops_per_gpu = number_after(l, "tflops:").value_or(0);
   // Some torchtitan versions append "elapsed_time_per_step: 1.234s".
@@ -72,6 +107,7 @@ void torchtitan_line(std::string_view l, std::size_t line, StepLog& log) {
     std::string v = trim(l.substr(at + 22));
     v = v.substr(0, v.find_first_of(" s"));
     r.seconds = parse_number(v).value_or(0);
+    if (!plausible_step_seconds(r.seconds)) r.seconds = 0;  // not read: tps stays the figure
   }
   log.rows.push_back(r);
 }
@@ -105,7 +141,13 @@ void csv_rows(const std::vector<std::string_view>& lines, StepLog& log) {
       log.skipped.push_back({i + 1, "row without a step number and a positive time"});
       continue;
     }
-    log.rows.push_back({i + 1, *step, *s, 0, 0});
+    const std::int64_t number = step.value_or(-1);
+    const double seconds = s.value_or(0);
+    if (number < 0 || !plausible_step_seconds(seconds)) {
+      log.skipped.push_back({i + 1, "step number below 0 or a step time above a day"});
+      continue;
+    }
+    log.rows.push_back({i + 1, number, seconds, 0, 0});
   }
 }
 

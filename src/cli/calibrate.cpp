@@ -2,12 +2,16 @@
 // prints the report and writes the profile.
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <fstream>
 #include <memory>
 #include <ostream>
 
 #include "command.hpp"
 #include "planner/base/error.hpp"
+#include "planner/base/one_line.hpp"
 #include "planner/calibrate/calibrate.hpp"
 #include "planner/cli/cli.hpp"
 #include "planner/io/scenario_json.hpp"
@@ -52,17 +56,23 @@ calibrate::Inputs read_inputs(const CalibrateArgs& a) {
   return in;
 }
 
-int run_calibrate(const CalibrateArgs& a, std::ostream& out) {
+int run_calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
   if (a.nccl.empty() && a.gemm.empty() && a.runs.empty()) {
     throw InputError("command line", "", "no measurements given, expected at least one of "
                                          "--nccl, --gemm, --run");
   }
   const calibrate::Calibration c = calibrate::calibrate(read_inputs(a));
   if (!a.profile_out.empty()) {
+    errno = 0;
     std::ofstream f(a.profile_out);
     f << calibrate::profile_json(c).dump(2) << "\n";
+    f.flush();
+    // An output that cannot be written is exit 4 like any other (docs/output.md §Exit codes),
+    // not bad input: `--profile-out /dev/full` said exit 2 (issue 32).
     if (!f) {
-      throw InputError(a.profile_out, "", "cannot write the profile, expected a writable path");
+      err << "planner: error: cannot write the profile to " << one_line(a.profile_out, 200)
+          << ": " << (errno != 0 ? std::strerror(errno) : "write failed") << "\n";
+      return exit_write_failed;
     }
   }
   if (a.format == "json") {
@@ -89,7 +99,7 @@ Runner add_calibrate(CLI::App& sub) {
       ->default_val(1)
       ->check(CLI::Range(0, 1000000));
   add_format(sub, a->format, {"text", "json"});
-  return [a](std::ostream& out, std::ostream&) { return run_calibrate(*a, out); };
+  return [a](std::ostream& out, std::ostream& err) { return run_calibrate(*a, out, err); };
 }
 
 }  // namespace planner::cli

@@ -58,7 +58,19 @@ Runner add_import(CLI::App& sub) {
   sub.add_option("file", a->file, "A Hugging Face config.json ('-' for standard input)")
       ->required();
   return [a](std::ostream& out, std::ostream& err) {
-    const json model = model_from_hf(read_json_file(a->file), file_origin(a->file));
+    const std::string origin = file_origin(a->file);
+    const json model = model_from_hf(read_json_file(a->file), origin);
+    // What import writes must load: the loader's checks (heads divisible by kv_heads, top-k
+    // within the experts, the limits) run here too, so import exits 2 where plan would
+    // (issue 32), pointing at the config.json key the value came from.
+    try {
+      (void)load_model(model, origin);
+    } catch (const InputError& e) {
+      const std::string key = e.pointer().rfind("/model/", 0) == 0 ? e.pointer().substr(7) : "";
+      const std::string_view hf = hf_key_for_planner(key);
+      throw InputError(origin, hf.empty() ? "" : "/" + std::string(hf),
+                       "the model this config describes cannot be planned: " + e.message());
+    }
     out << json{{"model", model}}.dump(2) << "\n";
     err << fmt::format("planner: note: seq_len is the context window ({}); set the sequence "
                        "length you train or serve with\n",

@@ -41,9 +41,13 @@ std::int64_t need_integer(const json& c, std::string_view key, const std::string
     throw InputError(origin, "/" + std::string(key),
                      fmt::format("missing; a config.json for this architecture has {}", key));
   }
-  if (!it->is_number_integer() || it->get<std::int64_t>() <= 0) {
+  // Up to 2^31: every config.json count is far smaller (vocabularies are ~10^5-10^6), and
+  // products of two (head_dim × heads) stay inside int64; 2^62 × 2 overflowed (UBSan).
+  constexpr std::int64_t max_count = std::int64_t{1} << 31;
+  if (!it->is_number_integer() || it->get<std::int64_t>() <= 0 ||
+      it->get<std::int64_t>() > max_count) {
     throw InputError(origin, "/" + std::string(key),
-                     fmt::format("expected a positive integer, got {}", it->dump()));
+                     fmt::format("expected a positive integer up to 2^31, got {}", it->dump()));
   }
   return it->get<std::int64_t>();
 }
@@ -95,6 +99,17 @@ void read_experts(const json& c, const std::string& origin, json& m) {
 }
 
 }  // namespace
+
+std::string_view hf_key_for_planner(std::string_view planner_key) {
+  for (const auto& [hf, ours] : hf_keys) {
+    if (ours == planner_key) return hf;
+  }
+  if (planner_key == "moe/experts") return "num_local_experts";
+  if (planner_key == "moe/top_k") return "num_experts_per_tok";
+  if (planner_key == "moe/expert_ffn_hidden") return "moe_intermediate_size";
+  if (planner_key == "head_dim") return "head_dim";
+  return {};
+}
 
 std::string_view planner_key_for_hf(std::string_view hf_key) {
   for (const auto& [hf, ours] : hf_keys) {

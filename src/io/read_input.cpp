@@ -18,36 +18,49 @@ namespace {
 
 constexpr std::size_t chunk_bytes = std::size_t{1} << 16;
 
+/// What a reader accepts: its size limit and the words its messages use for the file.
+struct Limit {
+  std::size_t max_bytes;
+  const char* limit_text;  ///< "16 MiB"
+  const char* kind;        ///< "a scenario is JSON text"
+  const char* typical;     ///< "a scenario is a few KB of JSON"
+};
+
+constexpr Limit scenario_limit{max_input_bytes, "16 MiB", "a scenario is JSON text",
+                               "a scenario is a few KB of JSON"};
+constexpr Limit measurement_limit{max_measurement_bytes, "64 MiB",
+                                  "nccl-tests output, a GEMM table and a training log are text",
+                                  "measurement files are kilobytes to a few MB"};
+
 /// Appends one chunk, refusing a NUL byte or growth past the limit.
 void append_checked(std::string& text, const char* data, std::size_t n,
-                    const std::string& origin) {
+                    const std::string& origin, const Limit& limit) {
   if (const void* nul = std::memchr(data, '\0', n)) {
     const std::size_t at = text.size() + static_cast<std::size_t>(
                                              static_cast<const char*>(nul) - data);
     throw InputError(origin, "",
-                     fmt::format("NUL byte at offset {}; a scenario is JSON text, which has none "
+                     fmt::format("NUL byte at offset {}; {}, which has none "
                                  "(is this a binary file?)",
-                                 at));
+                                 at, limit.kind));
   }
-  if (n > max_input_bytes - text.size()) {
+  if (n > limit.max_bytes - text.size()) {
     throw InputError(origin, "",
-                     fmt::format("input larger than the limit of {} bytes (16 MiB); a scenario "
-                                 "is a few KB of JSON (is this the right file?)",
-                                 max_input_bytes));
+                     fmt::format("input larger than the limit of {} bytes ({}); {} (is this "
+                                 "the right file?)",
+                                 limit.max_bytes, limit.limit_text, limit.typical));
   }
   text.append(data, n);
 }
 
-}  // namespace
-
-std::string read_input(const std::string& path) {
+std::string read_limited(const std::string& path, const Limit& limit) {
   const std::string origin = file_origin(path);
   std::string text;
   std::array<char, chunk_bytes> buffer;
   if (path == "-") {
     while (std::cin) {
       std::cin.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-      append_checked(text, buffer.data(), static_cast<std::size_t>(std::cin.gcount()), origin);
+      append_checked(text, buffer.data(), static_cast<std::size_t>(std::cin.gcount()), origin,
+                     limit);
     }
     if (std::cin.bad()) throw InputError(origin, "", "cannot read standard input");
     return text;
@@ -61,12 +74,20 @@ std::string read_input(const std::string& path) {
   if (!file) throw InputError(origin, "", fmt::format("cannot open file: {}", error_text()));
   std::size_t n = 0;
   while ((n = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0) {
-    append_checked(text, buffer.data(), n, origin);
+    append_checked(text, buffer.data(), n, origin, limit);
   }
   if (std::ferror(file.get())) {
     throw InputError(origin, "", fmt::format("cannot read file: {}", error_text()));
   }
   return text;
+}
+
+}  // namespace
+
+std::string read_input(const std::string& path) { return read_limited(path, scenario_limit); }
+
+std::string read_measurement_file(const std::string& path) {
+  return read_limited(path, measurement_limit);
 }
 
 }  // namespace planner

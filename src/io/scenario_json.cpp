@@ -402,6 +402,10 @@ Scenario load_scenario(const json& doc, const std::string& origin) {
   return s;
 }
 
+Model load_model(const json& model, const std::string& origin) {
+  return read_model(model, origin);
+}
+
 json parse_json_text(std::string_view text, const std::string& origin) {
   std::string error;
   auto doc = try_parse(text, origin, "", error);

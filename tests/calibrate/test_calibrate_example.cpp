@@ -81,7 +81,7 @@ TEST_CASE("calibrate usage and input errors exit 2 with one located line") {
   CHECK_THAT(r.err, Contains("is not SCENARIO=LOG"));
   r = cli_harness::run({"calibrate", "--gemm", d + "no-such-file.csv"});
   CHECK(r.code == 2);
-  CHECK_THAT(r.err, Contains("no-such-file.csv: cannot read the file"));
+  CHECK_THAT(r.err, Contains("no-such-file.csv: cannot open file: No such file or directory"));
   // A step log whose scenario has no pinned plan.
   r = cli_harness::run({"calibrate", "--run", "scenarios/llama3-70b-h100.json=" + d +
                                                   "small-1node-megatron.log"});
@@ -92,6 +92,11 @@ TEST_CASE("calibrate usage and input errors exit 2 with one located line") {
                         "scenarios/d.json"});
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Contains("scenarios/d.json: /workload/kind: calibrate predicts training"));
+  // A profile that cannot be written is a failed write (exit 4), not bad input (issue 32).
+  r = cli_harness::run({"calibrate", "--gemm", d + "gemm-illustrative.csv", "--profile-out",
+                        "/dev/full"});
+  CHECK(r.code == 4);
+  CHECK_THAT(r.err, Contains("cannot write the profile to /dev/full"));
   // An unknown option is a usage error.
   r = cli_harness::run({"calibrate", "--gemm", d + "gemm-illustrative.csv", "--no-such-flag"});
   CHECK(r.code == 2);

@@ -1,6 +1,10 @@
 // planner calibrate, inputs: the public nccl-tests samples, the GEMM CSV and step logs, and
 // the bad-input messages (docs/calibrate.md §Inputs, §Errors).
+#include <unistd.h>  // getpid: temp files unique per test process (ctest -j)
+
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 
@@ -183,4 +187,65 @@ TEST_CASE("Step CSV and its errors") {
              Contains("s.csv:1: column 'ms' has no or the wrong unit, expected 'seconds'"));
   CHECK_THAT(error_of([] { (void)parse_step_log("step,seconds\n", "s.csv"); }),
              Contains("s.csv:1: no CSV step with a time"));
+}
+
+// Issue 32: numbers past what a run can log are refused line by line; before, "iteration 1e300"
+// and "step: 1e300" were cast to int64 (undefined behaviour under UBSan, a wrapped step number
+// in Release) and a day-long step was averaged in.
+TEST_CASE("Step logs: step numbers past 2^53 and impossible times are skipped, not cast") {
+  const std::string good =
+      " [t] iteration        2/      20 | elapsed time per iteration (ms): 1702.6 |\n";
+  const StepLog m = parse_step_log(
+      good + " [t] iteration     1e300/      20 | elapsed time per iteration (ms): 1702.6 |\n" +
+          " [t] iteration        3/      20 | elapsed time per iteration (ms): 1e300 |\n",
+      "m.log");
+  REQUIRE(m.rows.size() == 1);
+  CHECK(m.rows[0].step == 2);
+  REQUIRE(m.skipped.size() == 2);
+  CHECK(m.skipped[0].line == 2);
+  CHECK(m.skipped[1].line == 3);
+  const StepLog t = parse_step_log(
+      "INFO - step:  2  loss: 10.9  tps: 36,802\n"
+      "INFO - step:  1e300  loss: 10.9  tps: 36,802\n"
+      "INFO - step:  -4  loss: 10.9  tps: 36,802\n"
+      "INFO - step:  5  loss: 10.9  tps: 1e300\n",
+      "t.log");
+  REQUIRE(t.rows.size() == 1);
+  CHECK(t.rows[0].step == 2);
+  CHECK(t.skipped.size() == 3);
+  const StepLog c = parse_step_log("step,seconds\n1,2.5\n-1,2.5\n2,1e9\n", "s.csv");
+  CHECK(c.rows.size() == 1);
+  CHECK(c.skipped.size() == 2);
+}
+
+TEST_CASE("nccl-tests: a rank count past 2^24 in the header is an error, not an overflow") {
+  // nThread × nGpus was multiplied unchecked: 2^32 × 2^32 overflowed int64 (UBSan).
+  const std::string huge = std::string("# nThread 4294967296 nGpus 4294967296 minBytes 8\n") +
+                           (header + std::string(header).find('\n') + 1) +
+                           "           8             2     float     sum      -1    10.0    "
+                           "0.00    0.00      0    10.0    0.00    0.00      0\n";
+  CHECK_THAT(error_of([&] { (void)parse_nccl_tests(huge, "all_reduce_perf.txt"); }),
+             Contains("all_reduce_perf.txt:1: nThread 4294967296 × nGpus 4294967296 in the header, expected "
+                      "a rank count from 2 to 2^24"));
+}
+
+TEST_CASE("calibrate reads measurement files within 64 MiB and without NUL bytes") {
+  // Issue 32: `--nccl /dev/zero` read until std::bad_alloc (exit 3).
+  for (const char* flag : {"--nccl", "--gemm"}) {
+    const auto r = cli_harness::run({"calibrate", flag, "/dev/zero"});
+    INFO(flag);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("/dev/zero: NUL byte at offset 0; nccl-tests output, a GEMM "
+                               "table and a training log are text"));
+  }
+  const std::string big = "/tmp/planner-big-measurement-" + std::to_string(::getpid()) + ".txt";
+  {
+    std::ofstream out(big);
+    const std::string line(1023, 'a');
+    for (int i = 0; i < 65 * 1024; ++i) out << line << '\n';  // 65 MiB, no NUL
+  }
+  const auto r = cli_harness::run({"calibrate", "--nccl", big});
+  std::remove(big.c_str());
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("input larger than the limit of 67108864 bytes (64 MiB)"));
 }

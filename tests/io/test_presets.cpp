@@ -1,8 +1,12 @@
 // Model presets (data/models/*.json) and Hugging Face config.json import (io/presets.hpp).
 
+#include <unistd.h>  // getpid: temp files unique per test process (ctest -j)
+
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -154,4 +158,35 @@ TEST_CASE("The question scenarios use presets and fit in ten lines", "[presets]"
     CHECK(lines <= 10);
     CHECK_NOTHROW(load_scenario_file(path));
   }
+}
+
+TEST_CASE("planner import hf refuses what the scenario loader would refuse", "[presets][cli]") {
+  // Issue 32: import wrote models the loader rejects and exited 0 (kv heads not dividing the
+  // heads, top-k above the experts, 10^15 layers); head_dim × heads overflowed int64.
+  const json llama = json::parse(cli_harness::read("tests/data/hf/llama-3.1-8b-config.json"));
+  const json mixtral = json::parse(cli_harness::read("tests/data/hf/mixtral-8x7b-config.json"));
+  const auto import_with = [](json config, const std::string& key, const json& value) {
+    config[key] = value;
+    const std::string file =
+        "/tmp/planner-hf-" + std::to_string(::getpid()) + "-" + key + ".json";
+    std::ofstream(file) << config.dump();
+    auto r = cli_harness::run({"import", "hf", file});
+    std::remove(file.c_str());
+    return r;
+  };
+  auto r = import_with(llama, "num_key_value_heads", 12);  // 32 heads: 12 does not divide them
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("/num_key_value_heads: the model this config describes "
+                                    "cannot be planned: kv_heads (12) must divide heads (32)"));
+  r = import_with(mixtral, "num_experts_per_tok", 9);  // 8 experts
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("/num_experts_per_tok: the model this config describes "
+                                    "cannot be planned"));
+  r = import_with(llama, "num_hidden_layers", 1000000000000000);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("/num_hidden_layers: expected a positive integer up to 2^31"));
+  r = import_with(llama, "head_dim", 4611686018427387904);  // 2^62: × 32 heads overflowed
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("/head_dim: expected a positive integer up to 2^31"));
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }

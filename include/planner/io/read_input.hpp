@@ -18,4 +18,14 @@ inline constexpr std::size_t max_input_bytes = std::size_t{16} << 20;
 /// NUL byte (JSON text has none; a parser reading C strings would silently drop what follows).
 [[nodiscard]] std::string read_input(const std::string& path);
 
+/// Largest measurement file `calibrate` reads (nccl-tests output, a GEMM table, a training
+/// log): 64 MiB. The real ones are kilobytes to a few MB (a Megatron-LM log of 100,000
+/// iterations at ~300 bytes a line is 30 MB); `--nccl /dev/zero` read until std::bad_alloc and
+/// a 166 MB table peaked at 1.2 GiB before the limit (issue 32).
+inline constexpr std::size_t max_measurement_bytes = std::size_t{64} << 20;
+
+/// As read_input, for a measurement file: at most max_measurement_bytes, no NUL byte; the
+/// messages say what kind of file was expected.
+[[nodiscard]] std::string read_measurement_file(const std::string& path);
+
 }  // namespace planner

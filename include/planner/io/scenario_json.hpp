@@ -22,6 +22,10 @@ namespace planner {
 /// Parses and decodes text. Malformed JSON gives
 /// `origin: malformed JSON at line L, column C: <parser message>`; a key repeated within one
 /// object is an error too (a JSON parser would silently keep the last one).
+/// A scenario's "model" object alone (no preset or hf_config expansion), with every check the
+/// scenario loader runs on it; errors point under /model. `planner import hf` checks its output.
+[[nodiscard]] Model load_model(const nlohmann::json& model, const std::string& origin);
+
 [[nodiscard]] Scenario load_scenario_text(std::string_view text, const std::string& origin);
 
 /// Reads, parses and decodes a file; "-" reads standard input. The origin in messages is the
