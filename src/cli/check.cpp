@@ -81,7 +81,9 @@ int run_check(const std::vector<std::string>& files, const std::vector<std::stri
               std::ostream& out, std::ostream& err) {
   int status = exit_ok;
   for (const std::string& file : files) {
-    const Scenario s = load_for_search(file, sets, err);
+    // check compares what plan answers, but a broken pinned plan is an error here, as
+    // docs/errors.md §Plans says, not a warning (issue 32).
+    const Scenario s = load_with_overrides(file, sets, err);
     if (s.expect.empty()) {
       throw InputError(s.origin, "/expect", "nothing to check: add an \"expect\" object");
     }

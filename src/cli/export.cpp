@@ -33,8 +33,20 @@ const Exporter& exporter_named(std::string_view name) {
 
 int run_export(const ExportArgs& a, std::ostream& out, std::ostream& err) {
   const Exporter& to = exporter_named(a.to);
-  Scenario s = load_for_search(a.file, a.sets, err);
+  // A pinned plan is what export writes: a broken one is an error here (docs/errors.md §Plans),
+  // not the warning plan gives before searching without it (issue 32).
+  Scenario s = load_with_overrides(a.file, a.sets, err);
   apply_constraints(s, a.constraints);
+  // --to names the framework; another one in --framework or the scenario's constraints is a
+  // contradiction to say, not to override silently (issue 32).
+  if (s.constraints.framework != Framework::any && s.constraints.framework != to.framework) {
+    const bool flag = !a.constraints.framework.empty();
+    throw InputError(flag ? "--framework" : s.origin, flag ? "" : "/constraints/framework",
+                     fmt::format("{} contradicts --to {}; drop one (export writes for the "
+                                 "framework --to names)",
+                                 framework_names[static_cast<std::size_t>(s.constraints.framework)],
+                                 a.to));
+  }
   s.constraints.framework = to.framework;
   if (s.workload.kind != WorkloadKind::training) {
     throw InputError(s.origin, "/workload/kind", "export writes training launch arguments");

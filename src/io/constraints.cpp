@@ -4,6 +4,9 @@
 
 #include <array>
 #include <charconv>
+#include <limits>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "planner/base/error.hpp"
@@ -55,9 +58,24 @@ std::int64_t integer_of(const Item& it, std::string_view item, const std::string
   return v;
 }
 
-void apply_bound(Bound& b, Op op, std::int64_t v) {
+/// Narrows `b` by one item. Bounds intersect; an item that leaves no value contradicts an
+/// earlier one (in this list or the scenario's constraints.fix) and is said so, rather than
+/// surfacing as "no configuration fits" (issue 32: `--fix tp=8,tp=4`).
+void apply_bound(Bound& b, Op op, std::int64_t v, std::string_view item, std::string_view name,
+                 const std::string& origin, const std::string& pointer) {
+  const Bound before = b;
   if (op != Op::ge) b.max = std::min(b.max, v);
   if (op != Op::le) b.min = std::max(b.min, v);
+  if (b.min > b.max) {
+    throw InputError(origin, pointer,
+                     fmt::format("item '{}' contradicts an earlier bound on {} (from {} to {}, "
+                                 "here or in the scenario's constraints.fix); give {} once",
+                                 item, name, before.min,
+                                 before.max == std::numeric_limits<std::int64_t>::max()
+                                     ? std::string("any")
+                                     : std::to_string(before.max),
+                                 name));
+  }
 }
 
 bool switch_of(const Item& it, std::string_view item, const std::string& origin,
@@ -71,17 +89,31 @@ bool switch_of(const Item& it, std::string_view item, const std::string& origin,
                    fmt::format("item '{}': expected on or off, got '{}'", item, it.value));
 }
 
+/// Sets a switch, refusing a second, different value (`--fix sp=on,sp=off`).
+template <typename T>
+void set_once(std::optional<T>& slot, T value, std::string_view item, const std::string& origin,
+              const std::string& pointer) {
+  if (slot && *slot != value) {
+    throw InputError(origin, pointer,
+                     fmt::format("item '{}' contradicts an earlier value (here or in the "
+                                 "scenario's constraints.fix); give it once",
+                                 item));
+  }
+  slot = value;
+}
+
 void apply_item(Constraints& c, std::string_view item, const std::string& origin,
                 const std::string& pointer) {
   const Item it = split_item(item, origin, pointer);
   if (const std::optional<Axis> axis = axis_named(it.name)) {
     const std::int64_t v = integer_of(it, item, origin, pointer);
     if (v < 1) throw InputError(origin, pointer, fmt::format("item '{}': a degree is at least 1", item));
-    apply_bound(c.degrees[static_cast<std::size_t>(*axis)], it.op, v);
+    apply_bound(c.degrees[static_cast<std::size_t>(*axis)], it.op, v, item, it.name, origin,
+                pointer);
   } else if (it.name == "zero") {
     const std::int64_t v = integer_of(it, item, origin, pointer);
     if (v > 3) throw InputError(origin, pointer, fmt::format("item '{}': ZeRO stages are 0 to 3", item));
-    apply_bound(c.zero, it.op, v);
+    apply_bound(c.zero, it.op, v, item, it.name, origin, pointer);
   } else if (it.name == "replicas") {
     const std::int64_t v = integer_of(it, item, origin, pointer);
     if (v < 1) {
@@ -90,23 +122,25 @@ void apply_item(Constraints& c, std::string_view item, const std::string& origin
                                    "sharding)",
                                    item));
     }
-    apply_bound(c.replicas, it.op, v);
+    apply_bound(c.replicas, it.op, v, item, it.name, origin, pointer);
   } else if (it.name == "flash") {
-    c.flash_attention = switch_of(it, item, origin, pointer);
+    set_once(c.flash_attention, switch_of(it, item, origin, pointer), item, origin, pointer);
   } else if (it.name == "sp") {
-    c.sequence_parallel = switch_of(it, item, origin, pointer);
+    set_once(c.sequence_parallel, switch_of(it, item, origin, pointer), item, origin, pointer);
   } else if (it.name == "recompute") {
     if (it.op != Op::eq) {
       throw InputError(origin, pointer, fmt::format("item '{}': recompute takes '=' only", item));
     }
-    if (it.value == "none") c.recompute = Recompute::none;
-    else if (it.value == "selective") c.recompute = Recompute::selective;
-    else if (it.value == "op") c.recompute = Recompute::op;
-    else if (it.value == "full") c.recompute = Recompute::full;
+    Recompute r = Recompute::none;
+    if (it.value == "none") r = Recompute::none;
+    else if (it.value == "selective") r = Recompute::selective;
+    else if (it.value == "op") r = Recompute::op;
+    else if (it.value == "full") r = Recompute::full;
     else {
       throw InputError(origin, pointer,
                        fmt::format("item '{}': expected none, selective, op or full", item));
     }
+    set_once(c.recompute, r, item, origin, pointer);
   } else {
     static const std::vector<std::string> names{"tp",    "cp", "dp", "pp",       "zero",
                                                 "replicas", "flash", "sp", "recompute"};

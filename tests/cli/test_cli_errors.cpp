@@ -232,3 +232,37 @@ TEST_CASE("CLI: collective flags", "[cli][errors]") {
         error_line("command line: --per-node needs --node-latency (microseconds per hop inside "
                    "the node)"));
 }
+
+TEST_CASE("Contradictions and broken pinned plans are named, exit 2 (issue 32)", "[cli][errors]") {
+  // export and check stop on a broken pinned plan, as docs/errors.md §Plans says; before, they
+  // warned, searched without it and exited 0 with arguments for another plan.
+  for (const char* command : {"export", "check"}) {
+    INFO(command);
+    std::vector<std::string> args{command, "scenarios/a.json", "--set", "/plan/tp=3"};
+    if (std::string(command) == "export") args.insert(args.end(), {"--to", "megatron"});
+    const auto r = cli_harness::run(args);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("scenarios/a.json: /plan: world size is 64 GPUs"));
+    CHECK_THAT(r.err, !Catch::Contains("warning"));
+  }
+  // --to names the framework; --framework naming another was overridden silently.
+  auto r = cli_harness::run(
+      {"export", "scenarios/b.json", "--to", "megatron", "--framework", "deepspeed"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--framework: deepspeed contradicts --to megatron"));
+  // Two bounds that leave no degree were "No configuration fits." (exit 1).
+  r = cli_harness::run({"plan", "scenarios/a.json", "--fix", "tp=8,tp=4", "--no-thresholds"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--fix: item 'tp=4' contradicts an earlier bound on tp "
+                                    "(from 8 to 8"));
+  r = cli_harness::run({"plan", "scenarios/a.json", "--fix", "tp>=4,tp<=2", "--no-thresholds"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("item 'tp<=2' contradicts an earlier bound on tp (from 4 to "
+                                    "any"));
+  r = cli_harness::run({"plan", "scenarios/a.json", "--fix", "sp=on,sp=off", "--no-thresholds"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("item 'sp=off' contradicts an earlier value"));
+  // Repeating the same value is no contradiction.
+  r = cli_harness::run({"plan", "scenarios/a.json", "--fix", "zero=1,zero<=1", "--no-thresholds"});
+  CHECK(r.code != 2);
+}
