@@ -39,6 +39,19 @@ namespace {
 /// whole; its own text is under 100 characters.
 constexpr std::size_t parse_error_limit = 200;
 
+/// An option given with an empty value (`--framework ''`, `--fix ''`) was accepted as if it
+/// were absent (issue 32): every option that takes a value needs a non-empty one.
+void refuse_empty_values(const CLI::App& app) {
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->count() == 0 || opt->get_items_expected_min() == 0) continue;  // absent, or a flag
+    for (const std::string& value : opt->results()) {
+      if (!value.empty()) continue;
+      const std::string name = opt->get_name().empty() ? "argument" : opt->get_name();
+      throw InputError(name, "", "empty value; give one, or leave the option out");
+    }
+  }
+}
+
 /// The command itself; run_cli adds the check of the output.
 int dispatch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   CLI::App app{"planner: parallelism planner for large-model training and serving.\n"
@@ -77,7 +90,9 @@ int dispatch(const std::vector<std::string>& args, std::ostream& out, std::ostre
       return exit_ok;
     }
     for (const Registered& r : registered) {
-      if (r.sub->parsed()) return r.run(out, err);
+      if (!r.sub->parsed()) continue;
+      refuse_empty_values(*r.sub);
+      return r.run(out, err);
     }
     out << app.help();
     return exit_ok;

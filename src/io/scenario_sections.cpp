@@ -164,6 +164,15 @@ static Gpu read_gpu(const json& v, const std::string& origin, const CatalogGpu*&
   }
   if (const json* rates = o.find("flops_by_dtype")) {
     const Object r(*rates, o.path("flops_by_dtype"), origin, dtype_names());
+    // The 16-bit rate is gpu.flops (or the catalog's peak × efficiency); a second one here
+    // replaced it for the GEMMs alone, silently (issue 32).
+    for (const char* sixteen : {"bf16", "fp16"}) {
+      if (r.find(sixteen) != nullptr) {
+        fail(origin, r.path(sixteen),
+             fmt::format("the 16-bit GEMM rate is /cluster/gpu/flops{}; give it there, once",
+                         entry != nullptr ? " (or efficiency, a fraction of the bf16 peak)" : ""));
+      }
+    }
     for (const DtypeInfo& d : dtypes) {
       g.flops_by_dtype[static_cast<std::size_t>(d.dtype)] =
           r.maybe_quantity(d.name, Dimension::flops_per_second, compute_rate).value_or(0);

@@ -224,9 +224,14 @@ std::vector<std::string> validation_files(const std::string& path) {
   if (!fs::is_directory(path, ec)) return {path};
   std::vector<std::string> out;
   for (const auto& entry : fs::directory_iterator(path, ec)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".json") {
-      out.push_back(entry.path().string());
+    // A symbolic-link loop made is_regular_file() throw (exit 3, issue 32): ask with an
+    // error code and name the entry.
+    std::error_code entry_error;
+    const bool regular = entry.is_regular_file(entry_error);
+    if (entry_error) {
+      fail(entry.path().string(), "", fmt::format("cannot read: {}", entry_error.message()));
     }
+    if (regular && entry.path().extension() == ".json") out.push_back(entry.path().string());
   }
   if (ec) fail(path, "", fmt::format("cannot read directory: {}", ec.message()));
   std::sort(out.begin(), out.end());

@@ -266,3 +266,29 @@ TEST_CASE("Contradictions and broken pinned plans are named, exit 2 (issue 32)",
   r = cli_harness::run({"plan", "scenarios/a.json", "--fix", "zero=1,zero<=1", "--no-thresholds"});
   CHECK(r.code != 2);
 }
+
+TEST_CASE("Empty option values, a second 16-bit rate and a symbolic-link loop are input errors",
+          "[cli][errors]") {
+  // Issue 32: `--framework ''` and `--fix ''` were taken as absent (exit 0).
+  for (const char* flag : {"--framework", "--fix", "--rank"}) {
+    INFO(flag);
+    const auto r = cli_harness::run({"plan", "scenarios/a.json", flag, "", "--no-thresholds"});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains(std::string(flag) + ": empty value"));
+  }
+  // flops_by_dtype.bf16 replaced gpu.flops for the GEMMs alone, silently.
+  auto r = cli_harness::run({"plan", "scenarios/a.json", "--no-thresholds", "--set",
+                             "/cluster/gpu/flops_by_dtype={\"bf16\": \"300 TFLOP/s\"}"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("/cluster/gpu/flops_by_dtype/bf16: the 16-bit GEMM rate is "
+                                    "/cluster/gpu/flops"));
+  // A directory entry in a symbolic-link loop threw from std::filesystem (exit 3).
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("planner-loop-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::filesystem::create_symlink(dir / "x.json", dir / "x.json");
+  r = cli_harness::run({"validate", dir.string()});
+  std::filesystem::remove_all(dir);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("x.json: cannot read: Too many levels of symbolic links"));
+}
