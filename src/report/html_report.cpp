@@ -140,8 +140,8 @@ std::string why(const PlanReport& r) {
 
 std::string report_html(const PlanReport& r) {
   const Scenario& s = *r.scenario;
-  std::string out = html::page_start(fmt::format("planner {}: {}", PLANNER_VERSION,
-                                                 s.name.empty() ? s.origin : s.origin + " - " + s.name));
+  std::string out =
+      html::page_start(fmt::format("planner {}: {}", PLANNER_VERSION, scenario_title(s)));
   if (!r.result.found()) {
     out += fmt::format("<p class=\"headline\">No configuration fits. Binding constraint: {}: {}</p>\n<ul>\n",
                        to_string(r.explanation.binding.kind),

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "html_parts.hpp"
+#include "planner/base/one_line.hpp"
 #include "planner/io/text.hpp"
 #include "planner/report/html_report.hpp"
 #include "svg.hpp"
@@ -136,7 +137,7 @@ std::string curves_svg(const std::string& x_name, const std::vector<Point>& poin
 
 std::string sweep_html(const std::string& origin, const std::vector<std::string>& pointers,
                        const std::vector<json>& lines) {
-  std::string out = html::page_start(fmt::format("planner {}: sweep of {}", PLANNER_VERSION, origin));
+  std::string out = html::page_start(fmt::format("planner {}: sweep of {}", PLANNER_VERSION, one_line(origin, 200)));
   if (lines.empty() || pointers.empty()) return out + "<p>No points.</p>\n" + html::page_end();
   std::vector<std::string> curves;
   const std::vector<Point> points = read_points(pointers, lines, curves);

@@ -29,7 +29,7 @@ namespace {
 std::string title(const PlanReport& r) {
   const Scenario& s = *r.scenario;
   return fmt::format("# planner {}: {}\n\n", PLANNER_VERSION,
-                     md_escape(s.name.empty() ? s.origin : s.origin + " - " + s.name));
+                     md_escape(scenario_title(s)));
 }
 
 std::string recommendation(const PlanReport& r) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "planner/base/one_line.hpp"
 #include "planner/io/context.hpp"
 #include "planner/report/accuracy.hpp"
 #include "planner/report/scaling_report.hpp"
@@ -18,6 +19,13 @@
 #include "serving_text.hpp"
 
 namespace planner {
+
+std::string scenario_title(const Scenario& s) {
+  // File names are cut as error lines cut them; a name is the user's title, kept whole.
+  const std::string file = one_line(s.origin, 200);
+  return s.name.empty() ? file : file + " - " + one_line(s.name);
+}
+
 
 using nlohmann::json;
 using namespace render_detail;

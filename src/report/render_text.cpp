@@ -154,9 +154,7 @@ std::string report_text(const PlanReport& r) {
   const Context& ctx = r.context;
   const Explanation& x = r.explanation;
   std::string out;
-  const std::string title = r.scenario->name.empty() ? r.scenario->origin
-                                                     : r.scenario->origin + " - " + r.scenario->name;
-  out += fmt::format("planner {}: {}\n\n", PLANNER_VERSION, title);
+  out += fmt::format("planner {}: {}\n\n", PLANNER_VERSION, scenario_title(*r.scenario));
   if (!r.result.found()) {
     out += "No configuration fits.\n";
     out += fmt::format("Binding constraint: {}: {}\n", to_string(x.binding.kind),
@@ -211,8 +209,7 @@ std::string report_text(const PlanReport& r) {
 }
 
 std::string evaluation_report_text(const Scenario& s, const Context& ctx, const Evaluation& e) {
-  std::string out = fmt::format("planner {}: {}\n\n", PLANNER_VERSION,
-                                s.name.empty() ? s.origin : s.origin + " - " + s.name);
+  std::string out = fmt::format("planner {}: {}\n\n", PLANNER_VERSION, scenario_title(s));
   out += fmt::format("Plan: {}\n", describe(ctx, e.plan));
   if (ctx.calibrated) {
     out += fmt::format("  effective {:.1f} TFLOP/s, from the measured step time\n",

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "planner/base/error.hpp"
+#include "planner/base/one_line.hpp"
 #include "planner/explain/explain.hpp"
 #include "planner/io/context.hpp"
 #include "planner/report/report.hpp"
@@ -152,7 +153,7 @@ json table_json(const ScalingTable& t) {
 
 std::string scaling_text(const ScalingReport& r) {
   const Scenario& s = *r.scenario;
-  std::string out = fmt::format("Scaling of {}: {} plan {}.\n", s.name.empty() ? s.origin : s.name,
+  std::string out = fmt::format("Scaling of {}: {} plan {}.\n", one_line(s.name.empty() ? s.origin : s.name, 200),
                                 r.pinned ? "the pinned" : "the recommended",
                                 describe(r.context, r.base.plan));
   if (s.stragglers) {

@@ -5,6 +5,7 @@
 
 #include <ostream>
 
+#include "planner/base/one_line.hpp"
 #include "planner/base/units.hpp"
 #include "planner/report/report.hpp"
 #include "planner/report/validate.hpp"
@@ -138,14 +139,14 @@ void print_validation_text(const std::vector<RecordResult>& results, const Valid
     const ValidationRecord& rec = *r.record;
     out << fmt::format(
         "{:<12} {:<36} {:>5} {:>9.0f} {:>9} {:>7} {:>8.2f} {:>8} {:>7.1f} {:>8} {:>5}  {}\n",
-        rec.set, rec.id, world_size(rec.scenario.cluster),
+        rec.set, one_line(rec.id, 200), world_size(rec.scenario.cluster),
         r.tokens_per_second_per_gpu.predicted,
         maybe_number(r.tokens_per_second_per_gpu.measured, "{:.0f}"),
         percent(throughput_error(r)), r.step_seconds.predicted,
         maybe_number(r.step_seconds.measured, "{:.2f}"), r.memory_peak_bytes.predicted / gib,
         r.memory_peak_bytes.measured ? fmt::format("{:.1f}", *r.memory_peak_bytes.measured / gib)
                                      : std::string("-"),
-        r.fits ? "yes" : "NO", rec.not_modelled.empty() ? "-" : joined(rec.not_modelled));
+        r.fits ? "yes" : "NO", rec.not_modelled.empty() ? "-" : one_line(joined(rec.not_modelled)));
   }
   out << "\n|error| of throughput per GPU (tokens/s, or step time where only that is "
          "published):\n";

@@ -539,3 +539,20 @@ TEST_CASE("Text that is not UTF-8 in --set and --vary is an input error, not exi
   CHECK(r.code == 2);
   CHECK(one_clean_line(r.err));
 }
+
+TEST_CASE("Control characters in a scenario's name reach no output raw (issue 32)",
+          "[hostile][cli]") {
+  // An ESC, CR and newline in the name went to the terminal as they were, and a newline
+  // injected a markdown heading; JSON escapes them itself.
+  const std::string name = "/name=\"x\\u001b[31mRED\\r\\n# injected\"";
+  for (const char* format : {"text", "md", "html"}) {
+    INFO(format);
+    const auto r = cli_harness::run(
+        {"plan", "scenarios/a.json", "--no-thresholds", "--format", format, "--set", name});
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find('\x1b') == std::string::npos);
+    CHECK(r.out.find('\r') == std::string::npos);
+    CHECK(r.out.find("\n# injected") == std::string::npos);
+    CHECK_THAT(r.out, Catch::Contains("x1b[31mRED") || Catch::Contains("x1b\\[31mRED"));  // shown, escaped
+  }
+}

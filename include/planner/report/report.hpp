@@ -43,6 +43,12 @@ struct PlanReport {
 
 [[nodiscard]] nlohmann::json plan_json(const Context& ctx, const Evaluation& e);
 [[nodiscard]] nlohmann::json report_json(const PlanReport& r);
+/// "FILE - NAME" (or FILE alone) as every format's heading shows it: the file and scenario
+/// names are the user's text, so control characters are escaped (one_line, base/one_line.hpp):
+/// an ESC, CR or newline in a name reached the terminal, and a newline injected a markdown
+/// heading (issue 32).
+[[nodiscard]] std::string scenario_title(const Scenario& s);
+
 [[nodiscard]] std::string report_text(const PlanReport& r);
 [[nodiscard]] std::string report_csv(const PlanReport& r);
 
