@@ -66,17 +66,6 @@ std::string first_few(const std::vector<std::int64_t>& values) {
   return out;
 }
 
-std::vector<std::int64_t> divisors(std::int64_t n) {
-  std::vector<std::int64_t> low, high;
-  for (std::int64_t d = 1; d * d <= n; ++d) {
-    if (n % d != 0) continue;
-    low.push_back(d);
-    if (d != n / d) high.push_back(n / d);
-  }
-  low.insert(low.end(), high.rbegin(), high.rend());
-  return low;
-}
-
 /// The divisors of `n` just below and above `x`: "32 or 64".
 std::string nearest_divisors(std::int64_t n, std::int64_t x) {
   std::optional<std::int64_t> below, above;

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "planner/base/divisors.hpp"
 #include "planner/base/error.hpp"
 #include "planner/base/spelling.hpp"
 #include "planner/io/quantity.hpp"
@@ -62,7 +63,6 @@ struct Choice {
                                std::string_view separator);
 /// "1, 2, 4, 8, 16, 32, ..." : the first few of `values`, for "try ..." hints.
 [[nodiscard]] std::string first_few(const std::vector<std::int64_t>& values);
-[[nodiscard]] std::vector<std::int64_t> divisors(std::int64_t n);
 /// The divisors of `n` just below and above `x`: "32 or 64".
 [[nodiscard]] std::string nearest_divisors(std::int64_t n, std::int64_t x);
 /// "65536 (2^16)" for powers of two from 2^10, else the number.

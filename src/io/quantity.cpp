@@ -95,7 +95,7 @@ const Words& words(Dimension d) noexcept {
 
 /// Messages quote user text as a JSON string, so that quotes, newlines and control
 /// characters in it cannot break the one-line error format.
-std::string quote(std::string_view text) {
+std::string json_quoted(std::string_view text) {
   return json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -155,9 +155,9 @@ std::string unreadable(std::string_view text, std::optional<Dimension> want) {
   if (!want) {
     return fmt::format(
         "cannot read {} as a quantity; write a number and a unit, such as \"50 GB/s\"",
-        quote(text));
+        json_quoted(text));
   }
-  return fmt::format("cannot read {} as {}; write a number and a unit, such as \"{}\"", quote(text),
+  return fmt::format("cannot read {} as {}; write a number and a unit, such as \"{}\"", json_quoted(text),
                      words(*want).noun, words(*want).example);
 }
 
@@ -166,17 +166,17 @@ std::string no_unit(std::string_view text, std::optional<Dimension> want) {
     return fmt::format(
         "{} has no unit; write a unit (\"192 GiB\", \"15 us\", \"50 GB/s\") or, for a "
         "figure in base units, a bare JSON number",
-        quote(text));
+        json_quoted(text));
   }
   return fmt::format(
       "{} has no unit; write {} with one of {} (such as \"{}\"), or a bare JSON number "
       "in {}",
-      quote(text), words(*want).noun, unit_list(*want), words(*want).example, base_unit(*want));
+      json_quoted(text), words(*want).noun, unit_list(*want), words(*want).example, base_unit(*want));
 }
 
 std::string unknown_unit(std::string_view unit, std::string_view text,
                          std::optional<Dimension> want) {
-  return fmt::format("unknown unit {} in {}{}; {}", quote(unit), quote(text),
+  return fmt::format("unknown unit {} in {}{}; {}", json_quoted(unit), json_quoted(text),
                      suggest_unit(unit, want), expected_units(want));
 }
 
@@ -196,22 +196,22 @@ AnyQuantity parse_text(std::string_view text, std::optional<Dimension> want,
   double number = 0;
   const auto [end, ec] = std::from_chars(first, last, number);
   if (ec == std::errc::invalid_argument) fail(unreadable(t, want));
-  if (ec == std::errc::result_out_of_range) fail(fmt::format("{} is out of range", quote(t)));
+  if (ec == std::errc::result_out_of_range) fail(fmt::format("{} is out of range", json_quoted(t)));
   // from_chars reads "nan" and "inf" as numbers; no capacity or rate can be either.
-  if (!std::isfinite(number)) fail(fmt::format("{} is not a finite number", quote(t)));
+  if (!std::isfinite(number)) fail(fmt::format("{} is not a finite number", json_quoted(t)));
   const std::string_view unit = trim(std::string_view(end, static_cast<std::size_t>(last - end)));
   if (unit.empty()) fail(no_unit(t, want));
   const Unit* u = find_unit(unit);
   if (u == nullptr) fail(unknown_unit(unit, t, want));
   if (want && u->dimension != *want) {
-    fail(fmt::format("{} is {}, but {} is expected here ({})", quote(t), words(u->dimension).noun,
+    fail(fmt::format("{} is {}, but {} is expected here ({})", json_quoted(t), words(u->dimension).noun,
                      words(*want).noun, expected_units(want)));
   }
   if (number < 0) {
-    fail(fmt::format("expected a non-negative {}, got {}", words(u->dimension).bare, quote(t)));
+    fail(fmt::format("expected a non-negative {}, got {}", words(u->dimension).bare, json_quoted(t)));
   }
   const double value = number * u->factor;
-  if (!std::isfinite(value)) fail(fmt::format("{} is too large", quote(t)));
+  if (!std::isfinite(value)) fail(fmt::format("{} is too large", json_quoted(t)));
   return {value, u->dimension};
 }
 

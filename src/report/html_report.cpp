@@ -19,7 +19,7 @@ namespace {
 
 using svg::escape;
 
-std::string recommendation(const PlanReport& r) {
+std::string recommendation_section(const PlanReport& r) {
   const OpeningText t = opening_text(r);
   std::string out;
   for (const std::string& missed : t.missed) {
@@ -109,7 +109,7 @@ std::string thresholds(const PlanReport& r) {
   return out + "</ul>\n";
 }
 
-std::string why(const PlanReport& r) {
+std::string why_section(const PlanReport& r) {
   const Context& ctx = r.context;
   const Explanation& x = r.explanation;
   const Evaluation& best = r.result.ranked.front();
@@ -153,14 +153,14 @@ std::string report_html(const PlanReport& r) {
     return out + "</ul>\n" + html::page_end();
   }
   const Evaluation& best = r.result.ranked.front();
-  out += recommendation(r);
+  out += recommendation_section(r);
   out += "<h2>Memory per GPU</h2>\n" + html::memory_stack_svg(best.memory);
   out += fmt::format("<h2>Time, {}</h2>\n", headline_time_name(r.context));
   out += html::time_bar_svg(r.context, best);
   out += schedules(r);
   out += ranked_table(r);
   out += thresholds(r);
-  out += why(r);
+  out += why_section(r);
   return out + html::page_end();
 }
 

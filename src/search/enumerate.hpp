@@ -51,18 +51,6 @@ inline std::string degree_reason(const Model& m, const Plan& p, const Violation&
   }
 }
 
-/// Divisors of n in increasing order, into `out` (reused, so no allocation once it is grown).
-inline void fill_divisors(std::int64_t n, std::vector<std::int64_t>& out) {
-  out.clear();
-  std::size_t small = 0;
-  for (std::int64_t d = 1; d * d <= n; ++d) {
-    if (n % d != 0) continue;
-    out.insert(out.begin() + static_cast<std::ptrdiff_t>(small), d);
-    ++small;
-    if (d != n / d) out.insert(out.begin() + static_cast<std::ptrdiff_t>(small), n / d);
-  }
-}
-
 /// Safety factor on lower bounds: the bounds below are exact inequalities between real
 /// numbers, evaluated in a different order of floating-point operations than the time model;
 /// shrinking them by one part in 10^9 (far above any rounding difference, far below the 1 %

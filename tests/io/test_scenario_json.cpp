@@ -50,7 +50,7 @@ std::string error_of(F&& f) {
   return "no error";
 }
 
-std::string load_error(std::string_view text) {
+std::string load_text_error(std::string_view text) {
   return error_of([&] { (void)planner::load_scenario_text(text, "a.json"); });
 }
 
@@ -194,29 +194,29 @@ TEST_CASE("loader: the base scenario loads", "[loader]") {
 }
 
 TEST_CASE("loader: malformed JSON gives line and column", "[loader][errors]") {
-  CHECK(load_error("{\n  \"model\": {\n    \"layers\": 32,\n  }\n}") ==
+  CHECK(load_text_error("{\n  \"model\": {\n    \"layers\": 32,\n  }\n}") ==
         "a.json: malformed JSON at line 4, column 3: syntax error while parsing object key - "
         "unexpected '}'; expected string literal");
-  CHECK(load_error("") ==
+  CHECK(load_text_error("") ==
         "a.json: malformed JSON at line 1, column 1: syntax error while parsing value - "
         "unexpected end of input; expected '[', '{', or a literal");
-  CHECK(load_error("[1e999]") == "a.json: malformed JSON: number overflow parsing '1e999'");
+  CHECK(load_text_error("[1e999]") == "a.json: malformed JSON: number overflow parsing '1e999'");
 }
 
 TEST_CASE("loader: a repeated key is an error", "[loader][errors]") {
-  CHECK(load_error(R"({"model": {"layers": [1, {"a": 1, "a": 2}]}})") ==
+  CHECK(load_text_error(R"({"model": {"layers": [1, {"a": 1, "a": 2}]}})") ==
         "a.json: /model/layers/1/a: duplicate key; each key may appear once in an object");
 }
 
 TEST_CASE("loader: nesting is bounded", "[loader][errors]") {
   const std::string deep = std::string(100, '[') + std::string(100, ']');
-  CHECK(load_error(deep) ==
+  CHECK(load_text_error(deep) ==
         "a.json: /0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/"
         "0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0: JSON nested deeper than 64 levels");
 }
 
 TEST_CASE("loader: wrong JSON types", "[loader][errors]") {
-  CHECK(load_error("[1, 2]") ==
+  CHECK(load_text_error("[1, 2]") ==
         "a.json: expected an object with keys name, description, model, cluster, workload, plan, "
         "expect, stragglers, resilience, constraints, got [1,2]");
   CHECK(error_with({"/model/hidden=\"4096\""}) ==
@@ -230,9 +230,9 @@ TEST_CASE("loader: wrong JSON types", "[loader][errors]") {
 }
 
 TEST_CASE("loader: missing required keys say what is expected", "[loader][errors]") {
-  CHECK(load_error(R"({"model": {"layers": 32}})") ==
+  CHECK(load_text_error(R"({"model": {"layers": 32}})") ==
         "a.json: /model/hidden: missing required key (expected a positive integer)");
-  CHECK(load_error(R"({})") ==
+  CHECK(load_text_error(R"({})") ==
         "a.json: /model: missing required key (expected an object with layers, hidden, heads, "
         "vocab and seq_len, or a \"preset\" (planner list models) and seq_len)");
   const auto doc = base_with({});

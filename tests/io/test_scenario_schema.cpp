@@ -18,16 +18,16 @@ using nlohmann::json;
 
 namespace {
 
-const std::filesystem::path source_dir{PLANNER_SOURCE_DIR};
+const std::filesystem::path schema_dir{PLANNER_SOURCE_DIR};
 
-json read(const std::filesystem::path& p) {
+json read_doc(const std::filesystem::path& p) {
   std::ifstream in(p);
   REQUIRE(in);
   return json::parse(in);
 }
 
 const json_schema_subset::Validator& schema() {
-  static const json_schema_subset::Validator v(read(source_dir / "docs/scenario.schema.json"));
+  static const json_schema_subset::Validator v(read_doc(schema_dir / "docs/scenario.schema.json"));
   return v;
 }
 
@@ -52,17 +52,17 @@ bool loads(const json& doc, const std::string& origin) {
 /// scenario_keys); a serving record's "scenario" object.
 std::vector<std::pair<std::string, json>> bundled_scenarios() {
   std::vector<std::pair<std::string, json>> out;
-  for (const auto& entry : std::filesystem::directory_iterator(source_dir / "scenarios")) {
+  for (const auto& entry : std::filesystem::directory_iterator(schema_dir / "scenarios")) {
     if (entry.path().extension() != ".json") continue;
-    out.emplace_back(std::filesystem::relative(entry.path(), source_dir).string(),
-                     read(entry.path()));
+    out.emplace_back(std::filesystem::relative(entry.path(), schema_dir).string(),
+                     read_doc(entry.path()));
   }
   for (const auto& entry :
-       std::filesystem::recursive_directory_iterator(source_dir / "validation")) {
+       std::filesystem::recursive_directory_iterator(schema_dir / "validation")) {
     if (entry.path().extension() != ".json") continue;
-    const json record = read(entry.path());
+    const json record = read_doc(entry.path());
     if (!record.is_object()) continue;
-    const std::string name = std::filesystem::relative(entry.path(), source_dir).string();
+    const std::string name = std::filesystem::relative(entry.path(), schema_dir).string();
     if (record.contains("scenario")) {
       out.emplace_back(name, record.at("scenario"));
     } else if (record.contains("model") && record.contains("cluster")) {
@@ -80,7 +80,7 @@ std::vector<std::pair<std::string, json>> bundled_scenarios() {
 }  // namespace
 
 TEST_CASE("The scenario schema is draft 2020-12", "[schema]") {
-  const json s = read(source_dir / "docs/scenario.schema.json");
+  const json s = read_doc(schema_dir / "docs/scenario.schema.json");
   CHECK(s.at("$schema") == "https://json-schema.org/draft/2020-12/schema");
   CHECK(s.at("additionalProperties") == false);
 }
@@ -92,13 +92,13 @@ TEST_CASE("Every bundled scenario validates against the schema and loads", "[sch
   for (const auto& [name, doc] : scenarios) {
     INFO(name);
     CHECK(joined(schema().errors(doc)).empty());
-    CHECK(loads(doc, (source_dir / name).string()));
+    CHECK(loads(doc, (schema_dir / name).string()));
   }
 }
 
 TEST_CASE("The loader and the schema refuse the same bad files", "[schema]") {
-  const json base = read(source_dir / "scenarios/a.json");
-  const std::string origin = (source_dir / "scenarios/a.json").string();
+  const json base = read_doc(schema_dir / "scenarios/a.json");
+  const std::string origin = (schema_dir / "scenarios/a.json").string();
   REQUIRE(schema().errors(base).empty());
   // Each edit breaks one rule of docs/scenario-format.md: {pointer, value; null removes}.
   const std::vector<std::pair<std::string, json>> edits{

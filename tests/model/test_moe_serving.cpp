@@ -21,15 +21,15 @@ using nlohmann::json;
 
 namespace {
 
-const std::string source_dir = PLANNER_SOURCE_DIR;
+const std::string serving_dir = PLANNER_SOURCE_DIR;
 const std::string mixtral_serving = "scenarios/mixtral-8x7b-serving-h100.json";
 
 /// The bundled Mixtral serving scenario (8 x H100, 32 concurrent requests, 1024 in / 256
 /// out), on `nodes` nodes of 8 GPUs.
-Scenario mixtral(int nodes = 1) {
-  json doc = read_json_file(source_dir + "/" + mixtral_serving);
+Scenario mixtral_engine(int nodes = 1) {
+  json doc = read_json_file(serving_dir + "/" + mixtral_serving);
   doc["cluster"]["nodes"] = nodes;
-  return load_scenario(doc, source_dir + "/" + mixtral_serving);
+  return load_scenario(doc, serving_dir + "/" + mixtral_serving);
 }
 
 Plan plan(std::int64_t tp, std::int64_t dp, std::int64_t ep, const Serving& w) {
@@ -81,7 +81,7 @@ TEST_CASE("Expected experts touched: E(1 - (1 - k/E)^B) against counting", "[moe
 }
 
 TEST_CASE("Mixtral serving memory per GPU: ep 8 against tp 8, by hand", "[moe][serving]") {
-  const Scenario s = mixtral();
+  const Scenario s = mixtral_engine();
   const Serving& w = s.workload.serving;
   // From the preset's shape (tests/model/test_moe.cpp): total 46,703,058,944 parameters, of
   // which the routed experts are 32 layers × 8 × 3·4096·14336 = 45,097,156,608; the rest
@@ -111,7 +111,7 @@ TEST_CASE("Mixtral serving memory per GPU: ep 8 against tp 8, by hand", "[moe][s
 }
 
 TEST_CASE("A decode step reads the non-expert weights and the experts touched", "[moe][serving]") {
-  const Scenario s = mixtral();
+  const Scenario s = mixtral_engine();
   const Serving& w = s.workload.serving;
   const Plan p = plan(1, 8, 8, w);  // 4 sequences per replica, 32 tokens in the ep group
   const MemoryLedger l = serving_ledger(s.model, s.cluster, w, p);
@@ -130,7 +130,7 @@ TEST_CASE("A decode step reads the non-expert weights and the experts touched", 
 }
 
 TEST_CASE("Serving all-to-all by hand: bytes, latency-bound decode, prefill", "[moe][serving]") {
-  const Scenario s = mixtral();
+  const Scenario s = mixtral_engine();
   const Serving& w = s.workload.serving;
   const Plan p = plan(2, 4, 4, w);  // 8 sequences per replica
   const MemoryLedger l = serving_ledger(s.model, s.cluster, w, p);
@@ -160,7 +160,7 @@ TEST_CASE("Serving all-to-all by hand: bytes, latency-bound decode, prefill", "[
 }
 
 TEST_CASE("An ep group across two nodes pays the network for its far peers", "[moe][serving]") {
-  const Scenario s = mixtral(2);
+  const Scenario s = mixtral_engine(2);
   const Serving& w = s.workload.serving;
   const Plan p = plan(2, 8, 8, w);  // 16 GPUs: ranks r, r+2, …, r+14, four on each node
   const MemoryLedger l = serving_ledger(s.model, s.cluster, w, p);
@@ -204,13 +204,13 @@ TEST_CASE("planner plan on Mixtral serving searches ep and explains it", "[moe][
 
 TEST_CASE("A pinned serving plan whose ep does not divide the experts exits 2",
           "[moe][serving][cli]") {
-  json doc = read_json_file(source_dir + "/" + mixtral_serving);
+  json doc = read_json_file(serving_dir + "/" + mixtral_serving);
   doc["plan"] = {{"tp", 2}, {"dp", 4}, {"ep", 4}};
-  const std::string good = source_dir + "/build/moe_serving_ep4.json";
+  const std::string good = serving_dir + "/build/moe_serving_ep4.json";
   std::ofstream(good) << doc.dump();
   CHECK(cli_harness::run({"plan", good}).code == 0);  // serving plans may pin ep now
   doc["plan"] = {{"tp", 8}, {"dp", 1}, {"ep", 3}};
-  const std::string bad = source_dir + "/build/moe_serving_ep3.json";
+  const std::string bad = serving_dir + "/build/moe_serving_ep3.json";
   std::ofstream(bad) << doc.dump();
   // `memory` evaluates the pinned plan itself: bad input, exit 2, the pointer named.
   const auto r = cli_harness::run({"memory", bad});

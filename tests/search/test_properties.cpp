@@ -235,15 +235,15 @@ void brute_force(const Scenario& s, Visit visit) {
   }
 }
 
-constexpr int training_scenarios = 30;
+constexpr int property_scenarios = 30;
 constexpr int serving_scenarios = 30;
 
 /// The random scenarios of this run, training then serving, the same on every call.
 std::vector<json> scenarios() {
   Random r(property_seed());
   std::vector<json> out;
-  for (int i = 0; i < training_scenarios + serving_scenarios; ++i) {
-    out.push_back(random_scenario(r, i >= training_scenarios));
+  for (int i = 0; i < property_scenarios + serving_scenarios; ++i) {
+    out.push_back(random_scenario(r, i >= property_scenarios));
   }
   return out;
 }

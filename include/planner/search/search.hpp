@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/base/divisors.hpp"
 #include "planner/inputs/constraints.hpp"
 #include "planner/model/evaluate.hpp"
 #include "planner/search/rank.hpp"
@@ -107,18 +108,6 @@ struct SearchResult {
   bool incomplete = false;  ///< stopped at options.work_limit: no answer
   [[nodiscard]] bool found() const noexcept { return !ranked.empty(); }
 };
-
-/// Divisors of n in increasing order.
-[[nodiscard]] inline std::vector<std::int64_t> divisors(std::int64_t n) {
-  std::vector<std::int64_t> small, large;
-  for (std::int64_t d = 1; d * d <= n; ++d) {
-    if (n % d != 0) continue;
-    small.push_back(d);
-    if (d != n / d) large.push_back(n / d);
-  }
-  small.insert(small.end(), large.rbegin(), large.rend());
-  return small;
-}
 
 /// Every order of the placed axes: placed_axis_count! placements, a fixed-capacity list, so
 /// the search's loops allocate nothing.
