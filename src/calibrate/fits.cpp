@@ -49,6 +49,21 @@ TierFit fit_tier(const std::vector<const NcclTable*>& tables) {
   f.bandwidth_bytes_per_second = 1.0 / lsq.theta2;
   // se of 1/θ₂ by the delta method: se(θ₂)/θ₂².
   f.bandwidth_se_bytes_per_second = lsq.theta2_se / (lsq.theta2 * lsq.theta2);
+  // Physical bounds on what was fitted (issue 32: 3e20 B/s was accepted). The fastest link of
+  // a GPU today is NVLink 5 at 0.9 TB/s per direction; 100 TB/s is a hundred times that, so a
+  // fit above it is a unit error (bytes read as kilobytes, microseconds as seconds), not a
+  // link. A latency above one second is a stalled run, not a collective's fixed cost.
+  constexpr double max_link_bytes_per_second = 1e14;
+  constexpr double max_latency_seconds = 1.0;
+  if (!(f.bandwidth_bytes_per_second <= max_link_bytes_per_second) ||
+      !(f.latency_seconds <= max_latency_seconds)) {
+    throw InputError(where, "",
+                     fmt::format("the {} fit gives {:.3g} B/s and {:.3g} s of latency, beyond "
+                                 "any link (at most 1e14 B/s and 1 s), expected sizes in bytes "
+                                 "and times in microseconds",
+                                 to_string(f.tier), f.bandwidth_bytes_per_second,
+                                 f.latency_seconds));
+  }
   f.points = obs.size();
   double ss = 0, worst = 0;
   for (const Observation& o : obs) {

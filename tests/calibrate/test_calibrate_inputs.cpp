@@ -249,3 +249,20 @@ TEST_CASE("calibrate reads measurement files within 64 MiB and without NUL bytes
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Contains("input larger than the limit of 67108864 bytes (64 MiB)"));
 }
+
+TEST_CASE("A collective fit beyond any link is refused, naming the file") {
+  // Issue 32: a table whose sizes and times agree with each other but not with any hardware
+  // (1 GiB in 0.01 us: 1e17 B/s) was fitted and written into the profile.
+  const std::string rows =
+      "  1073741824     268435456     float     sum      -1     0.01  107374182.40  187904819.20"
+      "      0     0.01  107374182.40  187904819.20      0\n"
+      "  2147483648     536870912     float     sum      -1     0.02  107374182.40  187904819.20"
+      "      0     0.02  107374182.40  187904819.20      0\n";
+  const std::string file =
+      "/tmp/planner-fast-" + std::to_string(::getpid()) + "-all_reduce_perf.txt";
+  { std::ofstream(file) << "all_reduce_perf\n" << header << rows; }
+  const auto r = cli_harness::run({"calibrate", "--nccl", file});
+  std::remove(file.c_str());
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("beyond any link (at most 1e14 B/s and 1 s)"));
+}
