@@ -95,12 +95,18 @@ std::string cp_summary(const Evaluation& e, const TrafficNote& n, const CpFacts&
 std::string pp_summary(const Context& ctx, const Evaluation& e, const TrafficNote& n) {
   const Plan& p = e.plan;
   const TrainingTime& t = e.training;
+  // Interleaved, the bubble is (p − 1)/(v·m) (Narayanan et al. 2021 §2.2.2); the text said
+  // (p − 1)/m with v·m's value hidden (issue 31).
+  const std::string bubble =
+      p.virtual_stages > 1
+          ? fmt::format("(p-1)/(v*m) = {}/({}*{})", p.pp - 1, p.virtual_stages, p.grad_accum)
+          : fmt::format("(p-1)/m = {}/{}", p.pp - 1, p.grad_accum);
   return fmt::format(
-      "pp {}: {} per micro-batch each way on {}, {} per micro-batch; bubble (p-1)/m = {}/{} = "
+      "pp {}: {} per micro-batch each way on {}, {} per micro-batch; bubble {} = "
       "{:.1f} % of the step ({}); the largest stage holds {} of {}",
-      p.pp, bytes_text(t.pp_message_bytes), n.tier, seconds_text(t.pp_seconds), p.pp - 1,
-      p.grad_accum, 100.0 * bubble_slots(p) / static_cast<double>(p.grad_accum),
-      seconds_text(t.bubble_seconds), stage_layers(ctx.model, p), layers_text(ctx.model));
+      p.pp, bytes_text(t.pp_message_bytes), n.tier, seconds_text(t.pp_seconds), bubble,
+      100.0 * bubble_fraction(p), seconds_text(t.bubble_seconds), stage_layers(ctx.model, p),
+      layers_text(ctx.model));
 }
 
 /// The compute a hidden collective slows (Tier::processor_usage), or nothing when free.

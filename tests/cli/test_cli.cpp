@@ -1,6 +1,7 @@
 // The real CLI, in-process: figures of the answer key as the user sees them, exit codes,
 // `check`, and golden files of the text and JSON output of scenarios A–D.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
@@ -261,4 +262,25 @@ TEST_CASE("memory with flags times the plan as the search does: the workload's s
   CHECK(evaluated.at("plan").at("elementwise_kernels") == "eager");
   CHECK(evaluated.at("plan").at("time").at("step").get<double>() ==
         Approx(best.at("time").at("step").get<double>()).epsilon(1e-12));
+}
+
+TEST_CASE("The interleaved bubble reads (p-1)/(v*m) with its own figures", "[cli][pp]") {
+  // Issue 31: a plan with v virtual stages printed "bubble (p-1)/m = 1/8 = 1.6 %", where
+  // 1.6 % is (p-1)/(v*m) = 1/(8*8) (Narayanan et al. 2021 §2.2.2).
+  const auto json_run = cli_harness::run(
+      {"plan", "scenarios/q6-gpt-3-175b-1024-a100.json", "--no-thresholds", "--format", "json"});
+  REQUIRE(json_run.code == 0);
+  const auto best = nlohmann::json::parse(json_run.out).at("best");
+  const auto p = best.at("pp").get<std::int64_t>();
+  const auto v = best.at("virtual_stages").get<std::int64_t>();
+  const auto m = best.at("grad_accum").get<std::int64_t>();
+  REQUIRE(v > 1);  // q6's recommendation interleaves (docs/ranking.md's flagship table)
+  const auto text = cli_harness::run(
+      {"plan", "scenarios/q6-gpt-3-175b-1024-a100.json", "--no-thresholds"});
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out,
+             Catch::Contains(fmt::format("bubble (p-1)/(v*m) = {}/({}*{}) = {:.1f} % of the step",
+                                         p - 1, v, m,
+                                         100.0 * static_cast<double>(p - 1) /
+                                             static_cast<double>(v * m))));
 }
