@@ -119,6 +119,30 @@ RunResult fit_run(const RunInput& run, const Calibration& c, std::size_t warmup)
   return r;
 }
 
+/// Two runs of one scenario measure one job: their effective rates agree within noise. Runs 20×
+/// apart were averaged silently (issue 32); past 2× one log is mislabelled or in other units.
+void check_runs_agree(const Calibration& c) {
+  constexpr double max_ratio = 2.0;
+  for (std::size_t i = 0; i < c.runs.size(); ++i) {
+    for (std::size_t j = i + 1; j < c.runs.size(); ++j) {
+      const RunResult& a = c.runs[i];
+      const RunResult& b = c.runs[j];
+      if (a.scenario_origin != b.scenario_origin) continue;
+      const double ratio = std::max(a.effective_flops_per_second, b.effective_flops_per_second) /
+                           std::min(a.effective_flops_per_second, b.effective_flops_per_second);
+      if (!(ratio <= max_ratio)) {
+        throw InputError(b.origin, "",
+                         fmt::format("this run of {} implies an effective rate {:.3g} times that "
+                                     "of {}, a run of the same scenario; expected them within "
+                                     "{}x (is one log from another job, or in other units?)",
+                                     b.scenario_origin, b.effective_flops_per_second /
+                                                            a.effective_flops_per_second,
+                                     a.origin, max_ratio));
+      }
+    }
+  }
+}
+
 /// ρ = effective rate / GEMM-curve rate per run; the band is the runs' spread widened by
 /// twice the GEMM curve's rms relative residual.
 void fit_runtime_factor(Calibration& c) {
@@ -171,6 +195,7 @@ Calibration calibrate(const Inputs& in) {
     if (!run.log.skipped.empty()) c.skipped.push_back(skipped_summary(run.log.origin, run.log.skipped));
     c.runs.push_back(fit_run(run, c, in.warmup_steps));
   }
+  check_runs_agree(c);
   fit_runtime_factor(c);
   if (!c.runs.empty()) predict_runs(c, in);
   add_flops_constant(c, in);

@@ -208,10 +208,19 @@ NcclTable parse_nccl_tests(std::string_view text, const std::string& origin) {
   t.origin = origin;
   const std::vector<std::string_view> lines = split_lines(text);
   std::optional<NcclOp> op;
-  for (std::string_view l : lines) {
-    if (l.find("_perf") != std::string_view::npos || l.find("Collective test") != l.npos) {
-      if ((op = find_op(l))) break;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string_view l = lines[i];
+    if (l.find("_perf") == std::string_view::npos && l.find("Collective test") == l.npos) continue;
+    const std::optional<NcclOp> named = find_op(l);
+    // Two collectives' outputs in one file were fitted as one (issue 32): one run per file.
+    if (named && op && *named != *op) {
+      throw InputError(fmt::format("{}:{}", origin, i + 1), "",
+                       fmt::format("a second collective ({} after {}) in one file, expected "
+                                   "one nccl-tests run per file (split it, and pass each with "
+                                   "its own --nccl)",
+                                   to_string(*named), to_string(*op)));
     }
+    if (named) op = named;
   }
   if (!op) op = find_op(origin);
   if (!op) {
@@ -230,7 +239,14 @@ NcclTable parse_nccl_tests(std::string_view text, const std::string& origin) {
     if (tk.empty()) continue;
     if (tk[0].front() == '#') {
       read_header_line(tk, lines[i], h);
-      if (auto c = read_columns(tk, line)) cols = c;
+      if (auto c = read_columns(tk, line)) {
+        if (cols && !data.empty()) {
+          throw InputError(fmt::format("{}:{}", origin, line), "",
+                           "a second table after rows of the first, expected one nccl-tests "
+                           "run per file (split it, and pass each with its own --nccl)");
+        }
+        cols = c;
+      }
       else if (cols && line == cols->line + 1) check_units(tk, fmt::format("{}:{}", origin, line));
       continue;
     }

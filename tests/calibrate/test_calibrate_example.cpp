@@ -116,3 +116,25 @@ TEST_CASE("calibrate refuses a target whose GEMMs run in fp8") {
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Contains("/model/precision/compute: calibrate fits the 16-bit GEMM rate"));
 }
+
+TEST_CASE("Two runs of one scenario that disagree 20x are refused, not averaged (issue 32)") {
+  // The same Megatron-LM log with every step time divided by 20: the same job cannot run at
+  // 20 times the rate, so one of the two logs is not what its scenario says.
+  std::string log = cli_harness::read(d + "small-1node-megatron.log");
+  const std::string key = "elapsed time per iteration (ms): ";
+  for (std::size_t at = log.find(key); at != std::string::npos; at = log.find(key, at + 1)) {
+    const std::size_t start = at + key.size();
+    const std::size_t end = log.find(' ', start);
+    const double ms = std::stod(log.substr(start, end - start));
+    log.replace(start, end - start, std::to_string(ms / 20.0));
+  }
+  const std::string fast = "/tmp/planner-fast-run-" + std::to_string(getpid()) + ".log";
+  { std::ofstream(fast) << log; }
+  const cli_harness::Run r =
+      cli_harness::run({"calibrate", "--run", d + "small-1node.json=" + d + "small-1node-megatron.log",
+                        "--run", d + "small-1node.json=" + fast});
+  std::remove(fast.c_str());
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("implies an effective rate") && Contains("times that of") &&
+                        Contains("expected them within 2x"));
+}

@@ -266,3 +266,22 @@ TEST_CASE("A collective fit beyond any link is refused, naming the file") {
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Contains("beyond any link (at most 1e14 B/s and 1 s)"));
 }
+
+TEST_CASE("Two collectives or two tables in one nccl-tests file are refused (issue 32)") {
+  // Fitted as one collective before: an all_gather table's rows joined the all_reduce fit.
+  const std::string row64 = "          64            16     float     sum      -1    10.00    0.01"
+                            "    0.01      0    10.00    0.01    0.01      0\n";
+  const std::string row128 = "         128            32     float     sum      -1    10.00    0.01"
+                             "    0.03      0    10.00    0.01    0.03      0\n";
+  const std::string two_ops = std::string("# Collective test starting: all_reduce_perf\n") +
+                              header + row64 + row128 +
+                              "# Collective test starting: all_gather_perf\n" + header +
+                              row64 + row128;
+  CHECK_THAT(error_of([&] { (void)parse_nccl_tests(two_ops, "two.txt"); }),
+             Contains("two.txt:7: a second collective (all_gather_perf after all_reduce_perf) in "
+                      "one file"));
+  const std::string two_tables = std::string("all_reduce_perf\n") + header + row64 + row128 +
+                                 header + row64 + row128;
+  CHECK_THAT(error_of([&] { (void)parse_nccl_tests(two_tables, "t.txt"); }),
+             Contains("a second table after rows of the first"));
+}
