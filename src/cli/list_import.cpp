@@ -59,7 +59,8 @@ Runner add_import(CLI::App& sub) {
       ->required();
   return [a](std::ostream& out, std::ostream& err) {
     const std::string origin = file_origin(a->file);
-    const json model = model_from_hf(read_json_file(a->file), origin);
+    const json config = read_json_file(a->file);
+    const json model = model_from_hf(config, origin);
     // What import writes must load: the loader's checks (heads divisible by kv_heads, top-k
     // within the experts, the limits) run here too, so import exits 2 where plan would
     // (issue 32), pointing at the config.json key the value came from.
@@ -67,7 +68,7 @@ Runner add_import(CLI::App& sub) {
       (void)load_model(model, origin);
     } catch (const InputError& e) {
       const std::string key = e.pointer().rfind("/model/", 0) == 0 ? e.pointer().substr(7) : "";
-      const std::string_view hf = hf_key_for_planner(key);
+      const std::string_view hf = hf_key_for_planner(key, config);
       throw InputError(origin, hf.empty() ? "" : "/" + std::string(hf),
                        "the model this config describes cannot be planned: " + e.message());
     }

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <span>
 #include <utility>
 
 #include "planner/base/error.hpp"
@@ -100,14 +101,24 @@ void read_experts(const json& c, const std::string& origin, json& m) {
 
 }  // namespace
 
-std::string_view hf_key_for_planner(std::string_view planner_key) {
-  for (const auto& [hf, ours] : hf_keys) {
-    if (ours == planner_key) return hf;
+std::string_view hf_key_for_planner(std::string_view planner_key, const json& config) {
+  // The keys read_experts and model_from_hf take besides hf_keys (Mixtral names the expert
+  // count num_local_experts, Qwen3-MoE num_experts): the first one the config holds.
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 5> more{{
+      {"num_local_experts", "moe/experts"},
+      {"num_experts", "moe/experts"},
+      {"num_experts_per_tok", "moe/top_k"},
+      {"moe_intermediate_size", "moe/expert_ffn_hidden"},
+      {"head_dim", "head_dim"},
+  }};
+  using Keys = std::span<const std::pair<std::string_view, std::string_view>>;
+  for (const Keys table : {Keys(hf_keys), Keys(more)}) {
+    for (const auto& [hf, ours] : table) {
+      if (ours == planner_key && config.is_object() && config.contains(std::string(hf))) {
+        return hf;
+      }
+    }
   }
-  if (planner_key == "moe/experts") return "num_local_experts";
-  if (planner_key == "moe/top_k") return "num_experts_per_tok";
-  if (planner_key == "moe/expert_ffn_hidden") return "moe_intermediate_size";
-  if (planner_key == "head_dim") return "head_dim";
   return {};
 }
 

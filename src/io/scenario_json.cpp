@@ -322,13 +322,14 @@ json& override_parent(json& doc, const std::vector<std::string>& tokens,
 /// The compute dtype needs a rate, and a serving job's weight dtype sets its bytes per
 /// parameter unless the workload gives them.
 void check_precision(Scenario& s, const std::string& origin, bool given, bool bytes_given) {
-  if (!given) return;
   // FP8 GEMMs reach a smaller fraction of their peak than bf16 ones, by recipe; the ratio is
-  // fitted to single-node FP8/BF16 run pairs (data/gpus.json fp8_efficiency_ratio).
+  // fitted to single-node FP8/BF16 run pairs (data/gpus.json fp8_efficiency_ratio). Applied
+  // whatever set the compute format (the scenario's precision key, or an expanded model).
   if (s.model.precision.compute == Dtype::fp8 && s.cluster.gpu.fp8_rate_from_efficiency) {
     s.cluster.gpu.flops_by_dtype[static_cast<std::size_t>(Dtype::fp8)] *=
         fp8_efficiency_ratio(s.model.precision.fp8_recipe).value;
   }
+  if (!given) return;
   if (s.workload.kind == WorkloadKind::serving && !bytes_given) {
     s.workload.serving.bytes_per_param = bytes_of(s.model.precision.weights);
   }

@@ -63,13 +63,21 @@ inline bool passes_config(const SearchFilter& f, const Plan& p) {
   return passes_axes(f, p) && passes_settings(f, p);
 }
 
+/// Whether the scenario's framework launches the whole training plan: its ZeRO stage, recompute
+/// and SP together with its rank order. `place` lists a group's placements once, from the
+/// group's first configuration, so a framework whose order holds only for other settings
+/// (Megatron-LM's tp-pp-dp order, which has no ZeRO-3) is checked again per variant.
+inline bool framework_launches(const SearchFilter& f, const Plan& p) {
+  return !f.constraints || framework_placement_violation(f.constraints->framework, p).empty();
+}
+
 /// The placement's condition (tp inside a node or not), for a plan that passes_config. The
 /// default (`any`: some training framework launches it) concerns training: a serving engine
 /// is no Megatron-LM, torchtitan or DeepSpeed job (docs/constraints.md).
 inline bool passes_placement(const SearchFilter& f, const Plan& p, const Cluster& c,
                              bool training = true) {
-  if (f.constraints && (training || f.constraints->framework != Framework::any) &&
-      !framework_placement_violation(f.constraints->framework, p).empty()) {
+  if ((training || (f.constraints && f.constraints->framework != Framework::any)) &&
+      !framework_launches(f, p)) {
     return false;
   }
   if (f.constraints && f.constraints->trusted && training &&
@@ -77,14 +85,6 @@ inline bool passes_placement(const SearchFilter& f, const Plan& p, const Cluster
     return false;
   }
   return !f.tp_inside_node || p.tp <= 1 || *f.tp_inside_node == inside_node(p, c, Axis::tp);
-}
-
-/// Whether the scenario's framework launches the whole training plan: its ZeRO stage, recompute
-/// and SP together with its rank order. `place` lists a group's placements once, from the
-/// group's first configuration, so a framework whose order holds only for other settings
-/// (Megatron-LM's tp-pp-dp order, which has no ZeRO-3) is checked again per variant.
-inline bool framework_launches(const SearchFilter& f, const Plan& p) {
-  return !f.constraints || framework_placement_violation(f.constraints->framework, p).empty();
 }
 
 /// Rejection kinds, in the alphabetical order the result lists them in.

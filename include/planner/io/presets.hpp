@@ -45,8 +45,9 @@ struct PresetText {
 /// The planner key an HF config key maps to ("num_key_value_heads" → "kv_heads"), or "".
 [[nodiscard]] std::string_view planner_key_for_hf(std::string_view hf_key);
 
-/// The config.json key a planner model key comes from ("kv_heads" → "num_key_value_heads"),
-/// empty when none does (a derived key, or one the importer fills itself).
-[[nodiscard]] std::string_view hf_key_for_planner(std::string_view planner_key);
+/// The key of `config` a planner model key comes from ("kv_heads" → "num_key_value_heads"),
+/// empty when the config holds none (a derived key, or one the importer fills itself).
+[[nodiscard]] std::string_view hf_key_for_planner(std::string_view planner_key,
+                                                  const nlohmann::json& config);
 
 }  // namespace planner
