@@ -41,7 +41,10 @@ json serving_time_json(const Context& ctx, const ServingTime& t) {
               {"requests_per_second", t.requests_per_second},
               {"queue_wait", json{{"mean", t.queue.mean_seconds},
                                   {"quantile", t.queue.quantile_seconds}}},
-              {"ttft", t.ttft_seconds},
+              {"iteration_wait", t.iteration_wait_seconds},
+              {"saturation_requests_per_second", t.saturation_requests_per_second},
+              {"ttft", t.ttft_unbounded ? json(nullptr) : json(t.ttft_seconds)},
+              {"ttft_mean", t.ttft_unbounded ? json(nullptr) : json(t.ttft_mean_seconds)},
               {"ttft_margin", t.ttft_margin_seconds},
               {"overloaded", t.overloaded},
               {"meets_slo", t.meets_slo},
@@ -66,6 +69,10 @@ std::string margin_text(double margin) {
 }
 
 }  // namespace
+
+std::string ttft_text(const ServingTime& t) {
+  return t.ttft_unbounded ? std::string("unbounded") : seconds_text(t.ttft_seconds);
+}
 
 std::string serving_time_text(const Context& ctx, const ServingTime& t) {
   const Serving& w = ctx.workload.serving;
@@ -98,14 +105,28 @@ std::string serving_time_text(const Context& ctx, const ServingTime& t) {
                        seconds_text(t.queue.quantile_seconds), 100 * w.slo_percentile,
                        seconds_text(t.queue.mean_seconds), t.requests_per_second);
   }
-  out += fmt::format("  first token        {:>12}", seconds_text(t.ttft_seconds));
+  if (t.iteration_wait_seconds > 0) {
+    out += fmt::format("  decode step ahead  {:>12}   (p{:.0f}: a prompt waits for the step it "
+                       "lands in)\n",
+                       seconds_text(t.iteration_wait_seconds), 100 * w.slo_percentile);
+  }
+  if (w.request_rate_per_second <= 0 && t.queue.mean_seconds > 0) {
+    out += fmt::format("  queue for prefill  {:>12}   (p{:.0f}; mean {}: the other {:.0f} "
+                       "sequences' replacement prompts)\n",
+                       seconds_text(t.queue.quantile_seconds), 100 * w.slo_percentile,
+                       seconds_text(t.queue.mean_seconds), d.batch - 1);
+  }
+  out += fmt::format("  first token        {:>12}", ttft_text(t));
   if (w.slo_ttft_seconds > 0) {
     out += fmt::format("   SLO {} ({})", seconds_text(w.slo_ttft_seconds),
                        margin_text(t.ttft_margin_seconds));
   }
   out += "\n";
   if (t.overloaded) {
-    out += "  overloaded: requests arrive faster than the engine prefills and decodes them\n";
+    out += fmt::format("  overloaded: requests arrive faster than the engine completes them "
+                       "({:.3g} requests/s per engine at most); it serves that many and the "
+                       "queue grows without bound\n",
+                       t.saturation_requests_per_second);
   }
   out += fmt::format("  throughput         {:>12.0f} tokens/s over {} replicas\n",
                      t.tokens_per_second, t.replicas);
@@ -116,7 +137,7 @@ std::string serving_headline(const Context& ctx, const Evaluation& e) {
   return fmt::format("{} per token ({} SLO), first token {}, {:.0f} tokens/s, {} of {} per GPU",
                      seconds_text(e.serving.per_token_seconds),
                      seconds_text(ctx.workload.serving.slo_per_token_seconds),
-                     seconds_text(e.serving.ttft_seconds), e.serving.tokens_per_second,
+                     ttft_text(e.serving), e.serving.tokens_per_second,
                      gib_text(e.memory.total_bytes()), gib_text(e.memory.capacity_bytes));
 }
 
@@ -169,6 +190,7 @@ struct Deployment {
   std::string description;
   double per_token = 0, ttft = 0, tokens_per_gpu = 0;
   bool meets = false;
+  bool overloaded = false;  ///< TTFT unbounded
 };
 
 std::string split_text(const Disaggregated& d) {
@@ -182,11 +204,11 @@ std::vector<Deployment> deployments(const Context& ctx, const std::vector<Evalua
   for (const Evaluation& e : aggregated) {
     out.push_back({"aggregated", describe(ctx, e.plan), e.serving.per_token_seconds,
                    e.serving.ttft_seconds, e.serving.tokens_per_second / gpus,
-                   e.serving.meets_slo});
+                   e.serving.meets_slo, e.serving.ttft_unbounded});
   }
   for (const DisaggregatedTime& t : search_disaggregated(ctx)) {
     out.push_back({"disaggregated", split_text(t.shape), t.per_token_seconds, t.ttft_seconds,
-                   t.tokens_per_second_per_gpu, t.meets_slo});
+                   t.tokens_per_second_per_gpu, t.meets_slo, t.overloaded});
   }
   return out;
 }
@@ -222,7 +244,9 @@ std::string disaggregation_text(const Context& ctx, const std::vector<Evaluation
   for (std::size_t i : frontier(all)) {
     const Deployment& d = all[i];
     out += fmt::format("  {:<14} {:<36} {:>10} {:>12} {:>12.1f}\n", d.kind, d.description,
-                       seconds_text(d.per_token), seconds_text(d.ttft), d.tokens_per_gpu);
+                       seconds_text(d.per_token),
+                       d.overloaded ? std::string("unbounded") : seconds_text(d.ttft),
+                       d.tokens_per_gpu);
   }
   return out;
 }
@@ -234,7 +258,8 @@ json disaggregation_json(const Context& ctx, const std::vector<Evaluation>& aggr
   for (std::size_t i : frontier(all)) {
     const Deployment& d = all[i];
     front.push_back(json{{"kind", d.kind}, {"deployment", d.description},
-                         {"per_token", d.per_token}, {"ttft", d.ttft},
+                         {"per_token", d.per_token},
+                         {"ttft", d.overloaded ? json(nullptr) : json(d.ttft)},
                          {"tokens_per_second_per_gpu", d.tokens_per_gpu},
                          {"meets_slo", d.meets}});
   }
@@ -246,9 +271,14 @@ std::string slo_missed_line(const Context& ctx, const Evaluation& e) {
   const Serving& w = ctx.workload.serving;
   if (t.meets_slo) return {};
   if (t.overloaded) {
-    return fmt::format("SLO MISSED: {:.3g} requests/s exceed what the best deployment serves; "
-                       "it is overloaded and its queue grows without bound\n",
-                       w.request_rate_per_second);
+    const double engine = t.saturation_requests_per_second;
+    return fmt::format("SLO MISSED: {:.3g} requests/s exceed the {:.3g} the best deployment "
+                       "completes ({} engine{} of {} GPUs, {:.3g} requests/s each at most); it "
+                       "is overloaded, its queue and first-token time grow without bound; at "
+                       "that rate it would take at least {} such engines\n",
+                       w.request_rate_per_second, engine * static_cast<double>(e.plan.dp),
+                       e.plan.dp, e.plan.dp == 1 ? "" : "s", e.plan.tp * e.plan.pp, engine,
+                       static_cast<std::int64_t>(std::ceil(w.request_rate_per_second / engine)));
   }
   std::string out;
   if (t.slo_margin_seconds < 0) {

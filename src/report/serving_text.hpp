@@ -14,6 +14,8 @@ namespace planner {
 /// The JSON time object; an MoE model adds its expert figures (docs/output.md).
 [[nodiscard]] nlohmann::json serving_time_json(const Context& ctx, const ServingTime& t);
 [[nodiscard]] std::string serving_time_text(const Context& ctx, const ServingTime& t);
+/// TTFT at the SLO percentile, or "unbounded" for an overloaded engine.
+[[nodiscard]] std::string ttft_text(const ServingTime& t);
 [[nodiscard]] std::string serving_headline(const Context& ctx, const Evaluation& e);
 /// Under a request rate: what one engine sustains within the targets and how many engines the
 /// scenario's rate needs (JSON object, empty without a rate; and its text line).

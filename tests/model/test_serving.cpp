@@ -59,6 +59,28 @@ Serving chat() {
   return w;
 }
 
+/// Llama-3.1-8B's shape (Dubey et al. 2024, Table 3) on the 70B's conventions.
+Model llama8b() {
+  Model m = llama70b();
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.ffn_hidden = 14336;
+  return m;
+}
+
+/// The request-rate scenario's request: 1024 prompt and 256 output tokens, 256 slots per
+/// engine, a 30 ms target per token.
+Serving rate_request() {
+  Serving w;
+  w.batch = 256;
+  w.input_tokens = 1024;
+  w.output_tokens = 256;
+  w.context_tokens = 1280;
+  w.slo_per_token_seconds = 30e-3;
+  return w;
+}
+
 // One layer: Q, O 2·8192² = 134,217,728; K, V 2·8192·1024 = 16,777,216; gated MLP
 // 3·8192·28672 = 704,643,072; two norms 4·8192 = 32,768: 855,670,784 parameters.
 constexpr double layer = 855670784.0;
@@ -250,18 +272,9 @@ TEST_CASE("bad serving input exits 2 naming the JSON pointer", "[serving][cli][e
 
 TEST_CASE("open loop: Little's law, the prefill queue and the engine's capacity",
           "[serving][batching]") {
-  Model m = llama70b();
-  m.layers = 32;  // Llama-3.1-8B's shape (Dubey et al. 2024, Table 3)
-  m.hidden = 4096;
-  m.heads = 32;
-  m.ffn_hidden = 14336;
+  const Model m = llama8b();
   const Cluster c = h100_node();
-  Serving w;
-  w.batch = 256;
-  w.input_tokens = 1024;
-  w.output_tokens = 256;
-  w.context_tokens = 1280;
-  w.slo_per_token_seconds = 30e-3;
+  Serving w = rate_request();
   w.slo_ttft_seconds = 0.5;
   w.slo_percentile = 0.99;
   w.request_rate_per_second = 100;
@@ -273,8 +286,13 @@ TEST_CASE("open loop: Little's law, the prefill queue and the engine's capacity"
   // Little: sequences in decode = arrivals × time in decode = 25 · 256 · TPOT.
   CHECK(t.decode.batch == Approx(25 * 256 * t.per_token_seconds).epsilon(1e-6));
   CHECK(t.prefill_share == Approx(25 * t.prefill.stage_seconds));
-  CHECK(t.ttft_seconds == Approx(t.prefill.seconds +
+  // TTFT: the decode step the prompt lands in (at p99, 0.99 of a step), the prefills ahead
+  // (M/D/1 at p99), then its own prefill.
+  CHECK(t.iteration_wait_seconds == Approx(0.99 * t.decode.seconds));
+  CHECK(t.ttft_seconds == Approx(t.prefill.seconds + 0.99 * t.decode.seconds +
                                  md1_wait(25, t.prefill.stage_seconds, 0.99).quantile_seconds));
+  CHECK(t.ttft_mean_seconds == Approx(t.prefill.seconds + 0.5 * t.decode.seconds +
+                                      md1_wait(25, t.prefill.stage_seconds, 0.99).mean_seconds));
   CHECK(t.tokens_per_second == Approx(100 * 256));
   // The capacity is the edge of the targets: just below it they hold, just above they do not.
   const double most = max_request_rate(m, c, w, p, l, 400e12);
@@ -283,14 +301,80 @@ TEST_CASE("open loop: Little's law, the prefill queue and the engine's capacity"
   above.request_rate_per_second = 1.001 * most * 4;
   CHECK(serving_time(m, c, below, p, l, 400e12).meets_slo);
   CHECK_FALSE(serving_time(m, c, above, p, l, 400e12).meets_slo);
-  // Past prefill's own capacity (ρ ≥ 1) the engine is overloaded: a missed SLO, finite figures.
+  // Past prefill's own capacity (ρ ≥ 1) the engine is overloaded: a missed SLO, an unbounded
+  // TTFT, and it completes what its full batch completes: b / (o·step(b) + b·T_prefill).
   Serving flood = w;
   flood.request_rate_per_second = 4 * 1.01 / t.prefill.stage_seconds;
   const ServingTime f = serving_time(m, c, flood, p, l, 400e12);
   CHECK(f.overloaded);
+  CHECK(f.ttft_unbounded);
   CHECK_FALSE(f.meets_slo);
   CHECK(std::isfinite(f.per_token_seconds));
-  CHECK(std::isfinite(f.ttft_seconds));
+  const double full_step = decode_step(m, c, w, p, 256, l.weights_bytes, 400e12).seconds;
+  CHECK(f.saturation_requests_per_second ==
+        Approx(256 / (256 * full_step + 256 * t.prefill.stage_seconds)));
+  CHECK(f.tokens_per_second == Approx(4 * 256 * f.saturation_requests_per_second));
+}
+
+TEST_CASE("a sweep of request rates never serves more than arrives", "[serving][batching]") {
+  const Model m = llama8b();
+  const Cluster c = h100_node();
+  Serving w = rate_request();
+  w.slo_percentile = 0.9;
+  const Plan p = engine(2, 256);
+  const MemoryLedger l = serving_ledger(m, c, w, p);
+  double last_ttft = 0;
+  bool was_overloaded = false;
+  int overloaded = 0;
+  for (double rate = 0.5; rate < 4000; rate *= 1.25) {
+    w.request_rate_per_second = rate;
+    const ServingTime t = serving_time(m, c, w, p, l, 400e12);
+    INFO("rate " << rate);
+    // Output tokens per second can never exceed the arrivals' (rate × o).
+    CHECK(t.tokens_per_second <= rate * 256 * (1 + 1e-9));
+    // Overload is exactly a rate above what the four engines complete, and it stays.
+    CHECK(t.overloaded == (rate / 4 > t.saturation_requests_per_second));
+    CHECK((was_overloaded && !t.overloaded) == false);
+    was_overloaded = t.overloaded;
+    overloaded += t.overloaded ? 1 : 0;
+    CHECK(t.ttft_unbounded == t.overloaded);
+    if (!t.overloaded) {
+      CHECK(t.ttft_seconds >= last_ttft);  // waits only grow with the rate
+      last_ttft = t.ttft_seconds;
+      CHECK(t.tokens_per_second == Approx(rate * 256));
+    }
+  }
+  CHECK(overloaded > 0);
+}
+
+TEST_CASE("closed loop: a replacement prompt waits for the other users' prefills",
+          "[serving][batching]") {
+  // Mean-value analysis by hand (Reiser and Lavenberg 1980), service S = 1 s, think Z = 3 s:
+  // n = 1: R = 1, X = 1/4, Q = 1/4; n = 2: R = 1.25, wait 0.25 s; n = 3: X(2) = 2/4.25,
+  // Q(2) = 2.5/4.25, R(3) = 1 + 2.5/4.25 = 1.5882, wait 0.5882 s.
+  CHECK(closed_loop_wait(1, 3, 1, 0.5).mean_seconds == 0);
+  CHECK(closed_loop_wait(2, 3, 1, 0.5).mean_seconds == Approx(0.25));
+  CHECK(closed_loop_wait(3, 3, 1, 0.5).mean_seconds == Approx(2.5 / 4.25));
+  // Saturated (N·S ≫ Z): each user waits for the others, N·S − Z.
+  CHECK(closed_loop_wait(100, 3, 1, 0.5).mean_seconds == Approx(100 - 3 - 1).epsilon(1e-3));
+  CHECK(closed_loop_wait(10000, 3, 1, 0.5).mean_seconds == Approx(10000 - 3 - 1));
+  // One sequence per engine never waits: its TTFT is its prefill (the latency tables).
+  const Model m = llama70b();
+  const Cluster c = h100_node();
+  Serving w = chat();
+  w.concurrency = 0;
+  w.batch = 1;
+  const Plan one = engine(4, 1);
+  const MemoryLedger l1 = serving_ledger(m, c, w, one);
+  const ServingTime t1 = serving_time(m, c, w, one, l1, 400e12);
+  CHECK(t1.ttft_seconds == t1.prefill.seconds);
+  // 32 users: each replacement prompt waits; TTFT grows beyond one prefill.
+  w.batch = 32;
+  const Plan many = engine(4, 32);
+  const MemoryLedger l32 = serving_ledger(m, c, w, many);
+  const ServingTime t32 = serving_time(m, c, w, many, l32, 400e12);
+  CHECK(t32.queue.mean_seconds > 0);
+  CHECK(t32.ttft_mean_seconds == Approx(t32.prefill.seconds + t32.queue.mean_seconds));
 }
 
 TEST_CASE("an overloaded rate exits 1 and names the overload first", "[serving][cli]") {

@@ -102,11 +102,18 @@ struct DisaggregatedTime {
                                               t.kv_transfer_bytes / pairs, c.tiers[t.transfer_tier])
                               .seconds();
   t.ttft_seconds = t.queue.quantile_seconds + t.prefill.seconds + t.kv_transfer_seconds;
-  // Overloaded prefill pools cap the rate at what they prefill: engines / T.
-  const double served = t.overloaded ? std::min(t.requests_per_second,
-                                                static_cast<double>(pre.dp) /
-                                                    t.prefill.stage_seconds)
-                                     : t.requests_per_second;
+  // Overloaded pools cap the rate at what they serve: the prefill engines n_p / T, the
+  // decode engines n_d · b / (o · step(b)) at their full batch b (serving_time.hpp).
+  const double decode_full = static_cast<double>(dec.micro_batch);
+  const double decode_capacity =
+      static_cast<double>(dec.dp) * decode_full /
+      (o * decode_step(m, c, w, dec, decode_full, dec_ledger.weights_bytes, flops_per_second)
+               .seconds);
+  const double served =
+      t.overloaded ? std::min({t.requests_per_second,
+                               static_cast<double>(pre.dp) / t.prefill.stage_seconds,
+                               decode_capacity})
+                   : t.requests_per_second;
   t.tokens_per_second = served * o;
   t.tokens_per_second_per_gpu = t.tokens_per_second / static_cast<double>(d.gpus());
   t.meets_slo = t.fits && !t.overloaded && t.per_token_seconds <= w.slo_per_token_seconds &&

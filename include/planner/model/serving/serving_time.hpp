@@ -22,9 +22,15 @@ struct ServingTime {
   PrefillTime prefill;   ///< one prompt alone
   double prefill_share = 0;        ///< ρ: fraction of the engine's time spent in prefill
   double requests_per_second = 0;  ///< per engine; 0 when the output length is not given
-  QueueWait queue;                 ///< waiting for prefill (request-rate workloads)
+  /// The most requests per second one engine completes, whatever the latency: its full
+  /// batch decoding, each sequence's prefill stalling it once (0 without an output length).
+  double saturation_requests_per_second = 0;
+  QueueWait queue;                 ///< waiting for prefill (request rate or concurrency)
+  double iteration_wait_seconds = 0;  ///< at the percentile: the decode step a prompt lands in
   double per_token_seconds = 0;    ///< time per output token (TPOT)
   double ttft_seconds = 0;         ///< time to first token at the SLO percentile
+  double ttft_mean_seconds = 0;    ///< its mean
+  bool ttft_unbounded = false;     ///< overloaded: the queue, and so TTFT, grows without bound
   std::int64_t replicas = 1;
   double tokens_per_second = 0;    ///< generated tokens over all replicas
   double slo_margin_seconds = 0;   ///< TPOT SLO minus TPOT (negative: missed)
@@ -57,10 +63,12 @@ struct ServingTime {
   return batch;
 }
 
-/// Judges the figures against the targets.
+/// Judges the figures against the targets; an unbounded TTFT misses any TTFT target.
 inline void judge(const Serving& w, ServingTime& t) noexcept {
   t.slo_margin_seconds = w.slo_per_token_seconds - t.per_token_seconds;
-  t.ttft_margin_seconds = w.slo_ttft_seconds > 0 ? w.slo_ttft_seconds - t.ttft_seconds : 0;
+  t.ttft_margin_seconds = w.slo_ttft_seconds > 0 && !t.ttft_unbounded
+                              ? w.slo_ttft_seconds - t.ttft_seconds
+                              : 0;
   t.meets_slo = !t.overloaded && t.slo_margin_seconds >= 0 && t.ttft_margin_seconds >= 0;
 }
 
@@ -68,9 +76,16 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
 /// the b sequences costs its prefill once per output_tokens steps: per engine
 /// λ = b / (o·step + b·T_prefill), ρ = λ·T_prefill and TPOT = step / (1 − ρ)
 /// = step + b·T_prefill / o (Agrawal et al. 2024, Sarathi-Serve, §2.3: prefills stall the
-/// decodes batched with them). Open loop (a request rate): the steady batch above, and the
-/// prompt waits for the prefills ahead of it (M/D/1, queueing.hpp). TTFT = wait + prefill.
-/// Without an output length neither interference nor a rate is modelled: TPOT is the step.
+/// decodes batched with them); a replacement prompt waits for the prefills of the others
+/// (queueing.hpp, closed_loop_wait: one user never waits). Open loop (a request rate): the
+/// steady batch above; a prompt arrives during a decode step and waits for it to end (the
+/// residual of a deterministic interval: uniform on [0, step], mean step/2; Kleinrock 1975
+/// §5.2), when the engine is decoding, and for the prefills ahead of it (M/D/1). TTFT =
+/// waits + prefill. The most an engine completes is its closed-loop rate at its full batch,
+/// b / (o·step(b) + b·T_prefill): step(b)/b falls with b, so no smaller batch does better. A
+/// rate above it is overloaded: the engine serves at that rate, TPOT is the full engine's, and
+/// the queue (so TTFT) grows without bound. Without an output length neither interference nor
+/// a rate is modelled: TPOT is the step.
 [[nodiscard]] inline ServingTime serving_time(const Model& m, const Cluster& c, const Serving& w,
                                               const Plan& p, const MemoryLedger& ledger,
                                               double flops_per_second) noexcept {
@@ -79,31 +94,52 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
   t.prefill = prefill_time(m, c, w, p, ledger.weights_bytes, flops_per_second);
   const double engine_prefill = t.prefill.stage_seconds;  // the engine's busy time per prompt
   const double o = static_cast<double>(w.output_tokens);
-  double batch = static_cast<double>(p.micro_batch);
-  if (w.request_rate_per_second > 0 && w.output_tokens > 0) {
-    t.requests_per_second = w.request_rate_per_second / static_cast<double>(p.dp);
-    t.prefill_share = t.requests_per_second * engine_prefill;
-    t.queue = md1_wait(t.requests_per_second, engine_prefill, w.slo_percentile);
-    const double steady = t.queue.stable ? steady_batch(m, c, w, p, ledger.weights_bytes,
-                                                        flops_per_second, t.requests_per_second,
-                                                        t.prefill_share)
-                                         : -1;
-    t.overloaded = steady < 0;
-    if (!t.overloaded) batch = std::max(steady, 1.0);
-    if (t.overloaded) t.prefill_share = 0;  // the TPOT of a full engine; judged as missed
+  const double full = static_cast<double>(p.micro_batch);
+  double batch = full;
+  t.decode = decode_step(m, c, w, p, full, ledger.weights_bytes, flops_per_second);
+  if (w.output_tokens > 0) {
+    t.saturation_requests_per_second = full / (o * t.decode.seconds + full * engine_prefill);
   }
-  t.decode = decode_step(m, c, w, p, batch, ledger.weights_bytes, flops_per_second);
-  if (w.request_rate_per_second <= 0 && w.output_tokens > 0) {
-    t.requests_per_second = batch / (o * t.decode.seconds + batch * engine_prefill);
+  const bool open_loop = w.request_rate_per_second > 0 && w.output_tokens > 0;
+  if (open_loop) {
+    t.requests_per_second = w.request_rate_per_second / static_cast<double>(p.dp);
+    t.overloaded = !(t.requests_per_second < t.saturation_requests_per_second);
+    const double steady =
+        t.overloaded ? -1
+                     : steady_batch(m, c, w, p, ledger.weights_bytes, flops_per_second,
+                                    t.requests_per_second,
+                                    t.requests_per_second * engine_prefill);
+    t.overloaded = steady < 0;
+    if (t.overloaded) {
+      t.requests_per_second = t.saturation_requests_per_second;  // what it completes
+    } else {
+      batch = std::max(steady, 1.0);
+      t.decode = decode_step(m, c, w, p, batch, ledger.weights_bytes, flops_per_second);
+      t.queue = md1_wait(t.requests_per_second, engine_prefill, w.slo_percentile);
+      const double decoding = std::min(1.0, steady);  // share of the time a step is running
+      t.iteration_wait_seconds = decoding * w.slo_percentile * t.decode.seconds;
+      t.ttft_mean_seconds = decoding * 0.5 * t.decode.seconds;
+    }
     t.prefill_share = t.requests_per_second * engine_prefill;
+  } else if (w.output_tokens > 0) {
+    t.requests_per_second = t.saturation_requests_per_second;
+    t.prefill_share = t.requests_per_second * engine_prefill;
+    const double decoding_seconds = o * t.decode.seconds / (1.0 - t.prefill_share);
+    t.queue = closed_loop_wait(full, decoding_seconds, engine_prefill, w.slo_percentile);
   }
   t.per_token_seconds = t.decode.seconds / (1.0 - t.prefill_share);
-  t.ttft_seconds = t.prefill.seconds + t.queue.quantile_seconds;
-  const double engine_tokens = (w.request_rate_per_second > 0 && !t.overloaded)
+  t.ttft_unbounded = t.overloaded;
+  if (!t.ttft_unbounded) {
+    t.ttft_seconds = t.prefill.seconds + t.queue.quantile_seconds + t.iteration_wait_seconds;
+    t.ttft_mean_seconds += t.prefill.seconds + t.queue.mean_seconds;
+  } else {
+    t.ttft_mean_seconds = 0;
+  }
+  const double engine_tokens = w.output_tokens > 0 && (open_loop || t.overloaded)
                                    ? t.requests_per_second * o
                                    : batch / t.per_token_seconds;
   t.tokens_per_second = static_cast<double>(p.dp) * engine_tokens;
-  if (w.concurrency > 0 && w.request_rate_per_second <= 0) {
+  if (w.concurrency > 0 && !open_loop) {
     // Replicas hold ⌈concurrency / dp⌉ slots each; only `concurrency` of them are busy.
     t.tokens_per_second *= static_cast<double>(w.concurrency) /
                            static_cast<double>(p.dp * p.micro_batch);
