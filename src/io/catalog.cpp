@@ -85,6 +85,21 @@ std::array<SourcedValue, fp8_recipe_count> parse_fp8_ratios() {
   return out;
 }
 
+SourcedValue sourced(const json& table, const char* key, double low, double high) {
+  SourcedValue v{number(table, key), table.at(key).at("source").get<std::string>()};
+  if (!(v.value > low && v.value <= high)) {
+    throw std::runtime_error(std::string("catalog: serving_read.") + key + " out of range");
+  }
+  return v;
+}
+
+ServingRead parse_serving_read() {
+  const json doc = json::parse(gpu_catalog_text());
+  const json& table = doc.at("serving_read");
+  return {sourced(table, "weights_efficiency", 0, 1), sourced(table, "kv_efficiency", 0, 1),
+          sourced(table, "layer_step_seconds", 0, 1e-3)};
+}
+
 std::vector<CatalogGpu> parse_catalog() {
   const json doc = json::parse(gpu_catalog_text());
   const json& fallback = doc.at("default_efficiency");
@@ -120,6 +135,11 @@ const std::vector<CatalogGpu>& gpu_catalog() {
 const SourcedValue& fp8_efficiency_ratio(Fp8Recipe recipe) {
   static const std::array<SourcedValue, fp8_recipe_count> ratios = parse_fp8_ratios();
   return ratios[static_cast<std::size_t>(recipe)];
+}
+
+const ServingRead& serving_read() {
+  static const ServingRead read = parse_serving_read();
+  return read;
 }
 
 const CatalogGpu* find_catalog_gpu(std::string_view name) {

@@ -319,6 +319,22 @@ json& override_parent(json& doc, const std::vector<std::string>& tokens,
   return *node;
 }
 
+/// A catalog GPU serves at the fitted decode reads and per-layer cost (data/gpus.json
+/// serving_read) unless the workload types them; a GPU given by numbers keeps the scenario's
+/// figures (its whole bandwidth, no fixed cost unless typed), as a typed FLOP rate is taken
+/// as the effective one.
+void apply_serving_read(Scenario& s, const json& workload) {
+  if (s.workload.kind != WorkloadKind::serving) return;
+  if (!(s.cluster.gpu.peak_flops_by_dtype[static_cast<std::size_t>(Dtype::bf16)] > 0)) return;
+  const ServingRead& read = serving_read();
+  Serving& w = s.workload.serving;
+  if (!workload.contains("memory_bandwidth_efficiency")) {
+    w.memory_bandwidth_efficiency = read.weights_efficiency.value;
+    w.kv_bandwidth_efficiency = read.kv_efficiency.value;
+  }
+  if (!workload.contains("layer_step_time")) w.layer_step_seconds = read.layer_step_seconds.value;
+}
+
 /// The compute dtype needs a rate, and a serving job's weight dtype sets its bytes per
 /// parameter unless the workload gives them.
 void check_precision(Scenario& s, const std::string& origin, bool given, bool bytes_given) {
@@ -381,6 +397,7 @@ Scenario load_scenario(const json& doc, const std::string& origin) {
       top.need("workload", "an object with kind \"training\" or \"serving\""), origin);
   check_precision(s, origin, top.find("model")->contains("precision"),
                   top.find("workload")->contains("bytes_per_param"));
+  apply_serving_read(s, *top.find("workload"));
   if (s.workload.kind == WorkloadKind::training) {
     const double sequences =
         s.workload.training.global_batch_tokens / static_cast<double>(s.model.seq_len);

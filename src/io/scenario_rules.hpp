@@ -49,6 +49,9 @@ inline constexpr NumberRule processor_share{
     0, false, 0.9, "a fraction of the GPU's compute from 0 to 0.9, such as 0.15"};
 inline constexpr NumberRule link_latency{0, false, 60, "a latency such as \"5 us\" (0 to 60 s)"};
 inline constexpr NumberRule step_time{0, true, 1e6, "a positive time such as \"700 ms\" (at most 1e6 s)"};
+// A layer's fixed cost per forward step (kernel floors and launch gaps): tens of microseconds.
+inline constexpr NumberRule layer_step_time{0, false, 0.1,
+                                            "a time such as \"65 us\" (0 to 100 ms)"};
 inline constexpr NumberRule slo_time{0, true, 3600, "a positive time such as \"25 ms\" (at most 3600 s)"};
 inline constexpr NumberRule batch_tokens{0, true, 0x1p50,
                                   "a positive number of tokens such as 4194304 (at most 2^50)"};

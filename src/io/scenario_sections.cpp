@@ -341,7 +341,8 @@ Cluster read_cluster(const json& v, const std::string& origin) {
 const std::initializer_list<std::string_view> serving_keys{
     "kind", "batch", "concurrency", "context_tokens", "input_tokens", "output_tokens",
     "prefill_chunk_tokens", "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
-    "memory_bandwidth_efficiency", "bytes_per_param", "kv_sharding", "kv_block_tokens"};
+    "memory_bandwidth_efficiency", "layer_step_time", "bytes_per_param", "kv_sharding",
+    "kv_block_tokens"};
 
 /// A serving workload: `batch` (per engine) or `concurrency` (over all replicas), the
 /// context (or input and output lengths), the targets and the optional request rate.
@@ -387,8 +388,11 @@ static void read_serving(const Object& o, Serving& s) {
     o.fail_at("request_rate", "a request rate needs \"output_tokens\" (how long each "
                               "request decodes); add it");
   }
+  // A catalog GPU's defaults are the fitted ones (scenario_json.cpp apply_serving_read).
   s.memory_bandwidth_efficiency =
       o.maybe_number("memory_bandwidth_efficiency", efficiency).value_or(1.0);
+  s.layer_step_seconds =
+      o.maybe_quantity("layer_step_time", Dimension::seconds, layer_step_time).value_or(0);
   s.bytes_per_param = o.maybe_number("bytes_per_param", serving_bytes).value_or(2);
   s.kv_sharding = o.maybe_choice("kv_sharding", kv_sharding_choices).value_or(KvSharding::replicate);
   s.kv_block_tokens = o.maybe_int("kv_block_tokens", block_tokens).value_or(1);
@@ -403,7 +407,8 @@ Workload read_workload(const json& v, const std::string& origin) {
        "zero3_blocking_gathers", "fsdp_root_unit", "elementwise_kernels", "concurrency",
        "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
        "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
-       "memory_bandwidth_efficiency", "bytes_per_param", "kv_sharding", "kv_block_tokens"});
+       "memory_bandwidth_efficiency", "layer_step_time", "bytes_per_param", "kv_sharding",
+    "kv_block_tokens"});
   Workload w;
   (void)o.need("kind", "\"training\" or \"serving\"");
   w.kind = *o.maybe_choice("kind", kind_choices);

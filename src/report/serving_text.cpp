@@ -21,6 +21,7 @@ json serving_time_json(const Context& ctx, const ServingTime& t) {
   json j{{"weight_read", d.weight_read_seconds},
               {"kv_read", d.kv_read_seconds},
               {"decode_compute", d.compute_seconds},
+              {"layer_fixed", d.fixed_seconds},
               {"compute_bound", d.compute_bound},
               {"tp", d.tp_seconds},
               {"tp_algorithm", std::string(to_string(d.tp_collective.algorithm))},
@@ -34,6 +35,7 @@ json serving_time_json(const Context& ctx, const ServingTime& t) {
                                {"flops", p.flops},
                                {"compute", p.compute_seconds},
                                {"memory", p.memory_seconds},
+                               {"fixed", p.fixed_seconds},
                                {"tp", p.tp_seconds},
                                {"pp", p.pp_seconds},
                                {"seconds", p.seconds}}},
@@ -83,6 +85,11 @@ std::string serving_time_text(const Context& ctx, const ServingTime& t) {
   out += fmt::format("  decode compute     {:>12}   ({:.0f} sequences; {})\n",
                      seconds_text(d.compute_seconds), d.batch,
                      d.compute_bound ? "compute-bound" : "below the reads: memory-bound");
+  if (d.fixed_seconds > 0) {
+    out += fmt::format("  layer fixed costs  {:>12}   ({} per layer: kernel floors and launch "
+                       "gaps)\n",
+                       seconds_text(d.fixed_seconds), seconds_text(w.layer_step_seconds));
+  }
   out += fmt::format("  tp all-reduces     {:>12}   ({} x {}, {})\n", seconds_text(d.tp_seconds),
                      d.tp_messages, seconds_text(d.tp_collective.seconds()),
                      to_string(d.tp_collective.algorithm));

@@ -149,9 +149,11 @@ TEST_CASE("Serving all-to-all by hand: bytes, latency-bound decode, prefill", "[
   // Dispatch and combine in each of the 32 MoE layers, on the step's critical path.
   CHECK(d.ep.all_to_alls == 64);
   CHECK(d.ep.seconds == Approx(64 * one));
+  // Plus each of the 32 layers' fixed cost on a catalog H100 (data/gpus.json serving_read).
+  CHECK(d.fixed_seconds == Approx(32 * 65.3e-6));
   CHECK(d.seconds == Approx(std::max(d.weight_read_seconds + d.kv_read_seconds,
                                      d.compute_seconds) +
-                            d.tp_seconds + 64 * one));
+                            32 * 65.3e-6 + d.tp_seconds + 64 * one));
   // Prefill: the 1024-token prompt in one chunk, 512 tokens per tp rank:
   // M = 512·2·4096·2 B = 8 MiB, twice per MoE layer.
   const double mp = 512.0 * 2 * 4096 * 2;

@@ -78,7 +78,14 @@ struct Serving {
   double slo_ttft_seconds = 0;        ///< time-to-first-token target; 0 = none
   double slo_percentile = 0.5;        ///< the quantile the TTFT target applies to
   double request_rate_per_second = 0;  ///< arrivals over all replicas; 0 = closed loop
-  double memory_bandwidth_efficiency = 1.0;  ///< achieved / peak HBM bandwidth in decode
+  /// Achieved / datasheet HBM bandwidth at which a decode step reads the weights, and at
+  /// which attention reads the KV cache; the scenario's memory_bandwidth_efficiency sets both,
+  /// else the catalog's fitted fractions (io/catalog.hpp serving_read).
+  double memory_bandwidth_efficiency = 1.0;
+  double kv_bandwidth_efficiency = 0;  ///< 0: as memory_bandwidth_efficiency
+  /// Fixed cost of one layer in one forward step (decode step or prefill chunk): its kernels'
+  /// floors and launch gaps, from the catalog (io/catalog.hpp serving_read).
+  double layer_step_seconds = 0;
   double bytes_per_param = 2;        ///< weight bytes (bf16)
   KvSharding kv_sharding = KvSharding::replicate;
   std::int64_t kv_block_tokens = 1;  ///< paged-cache block (vLLM: 16); 1 = token granular
@@ -89,6 +96,12 @@ struct Serving {
 [[nodiscard]] inline std::int64_t engine_batch(const Serving& w, std::int64_t replicas) noexcept {
   if (w.concurrency <= 0) return w.batch;
   return (w.concurrency + replicas - 1) / replicas;
+}
+
+/// The fraction of the datasheet bandwidth at which attention reads the KV cache.
+[[nodiscard]] inline double kv_read_efficiency(const Serving& w) noexcept {
+  return w.kv_bandwidth_efficiency > 0 ? w.kv_bandwidth_efficiency
+                                       : w.memory_bandwidth_efficiency;
 }
 
 /// Prompt tokens of a request: `input_tokens`, else the whole context.

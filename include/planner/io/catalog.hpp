@@ -61,6 +61,18 @@ struct SourcedValue {
 /// GPU, fitted to single-node FP8/BF16 run pairs with `planner validate --fit`.
 [[nodiscard]] const SourcedValue& fp8_efficiency_ratio(Fp8Recipe recipe);
 
+/// What a decode step's reads achieve, one set for every GPU (data/gpus.json serving_read,
+/// fitted to the microbenchmarks of data/microbenchmarks/hbm_and_step_overheads.json;
+/// docs/model.md §8.2): the fraction of the datasheet HBM bandwidth at which GEMVs stream
+/// the weights, the fraction at which decode attention streams the KV cache, and the fixed
+/// cost of one layer in one forward step (its kernels' floors and launch gaps).
+struct ServingRead {
+  SourcedValue weights_efficiency;
+  SourcedValue kv_efficiency;
+  SourcedValue layer_step_seconds;
+};
+[[nodiscard]] const ServingRead& serving_read();
+
 /// Every catalogued GPU, parsed once from the embedded JSON. Throws std::runtime_error if
 /// the embedded file is malformed (a build defect, never a user's input).
 [[nodiscard]] const std::vector<CatalogGpu>& gpu_catalog();

@@ -26,6 +26,7 @@ struct DecodeStep {
   double flops = 0;                ///< per GPU of the largest stage
   double compute_seconds = 0;      ///< all stages, at the compute dtype's effective rate
   bool compute_bound = false;      ///< compute exceeds the weight and KV reads
+  double fixed_seconds = 0;        ///< all stages: each layer's kernel floors and launch gaps
   std::int64_t tp_messages = 0;
   double tp_message_bytes = 0;
   CollectiveCost tp_collective;
@@ -50,7 +51,10 @@ struct DecodeStep {
 /// parameter per sequence plus 4·h per cached token per layer of attention; the stage takes
 /// the larger of the two (a roofline: Williams et al. 2009), so at large batch the GEMMs
 /// bind. The tp group all-reduces b·h activations twice per layer (after attention and after
-/// the MLP); stages run one after another for a token and add a send per boundary. An MoE
+/// the MLP); stages run one after another for a token and add a send per boundary. Each layer
+/// adds a fixed cost, its kernels' floors and launch gaps (Serving::layer_step_seconds,
+/// fitted to batch-1 decode sweeps over tp: docs/model.md §8.2); weights and KV cache are
+/// read at their own achieved fractions of the datasheet bandwidth. An MoE
 /// model reads only the experts the step's tokens touch, and under ep every MoE layer adds
 /// its dispatch and combine all-to-alls (model/serving/expert_serving.hpp, docs/moe.md §6).
 [[nodiscard]] inline DecodeStep decode_step(const Model& m, const Cluster& c, const Serving& w,
@@ -59,6 +63,7 @@ struct DecodeStep {
   DecodeStep t;
   t.batch = batch;
   const double bandwidth = c.gpu.memory_bandwidth_bytes_per_second * w.memory_bandwidth_efficiency;
+  const double kv_bandwidth = c.gpu.memory_bandwidth_bytes_per_second * kv_read_efficiency(w);
   const double stages = static_cast<double>(p.pp);
   const double h = static_cast<double>(m.hidden);
   const double context = decode_context_tokens(w);
@@ -66,7 +71,8 @@ struct DecodeStep {
   t.weight_read_bytes = decode_weight_read_bytes(m, w, p, batch, weights_bytes);
   t.expert_read_fraction = expert_read_fraction(m, p, batch);
   t.weight_read_seconds = stages * t.weight_read_bytes / bandwidth;
-  t.kv_read_seconds = stages * kv_bytes / bandwidth;
+  t.kv_read_seconds = stages * kv_bytes / kv_bandwidth;
+  t.fixed_seconds = stages * static_cast<double>(stage_layers(m, p)) * w.layer_step_seconds;
   const double tp = static_cast<double>(p.tp);
   const double gemm_params = stage_layer_params(m, p) + static_cast<double>(m.vocab) * h;
   t.flops = (2.0 * gemm_params * batch +
@@ -98,8 +104,8 @@ struct DecodeStep {
   }
   t.ep = serving_all_to_all(m, c, p, batch, moe_layer_count(m));
   t.inter_node_bytes += t.ep.inter_node_bytes;
-  t.seconds = std::max(memory_seconds, t.compute_seconds) + t.tp_seconds + t.pp_seconds +
-              t.ep.seconds;
+  t.seconds = std::max(memory_seconds, t.compute_seconds) + t.fixed_seconds + t.tp_seconds +
+              t.pp_seconds + t.ep.seconds;
   return t;
 }
 

@@ -60,6 +60,7 @@ struct PrefillTime {
   double flops = 0;              ///< per GPU of the largest stage, all chunks
   double compute_seconds = 0;    ///< FLOPs at the compute dtype's effective rate
   double memory_seconds = 0;     ///< weight and KV re-reads, one per chunk
+  double fixed_seconds = 0;      ///< each layer's kernel floors, once per chunk
   double tp_seconds = 0;         ///< two all-reduces of chunk·h per layer per chunk
   double ep_seconds = 0;         ///< MoE under ep: dispatch and combine per MoE layer per chunk
   double stage_seconds = 0;      ///< one stage's busy time for the whole prompt
@@ -83,6 +84,7 @@ struct PrefillTime {
   const std::int64_t chunk = w.prefill_chunk_tokens > 0 ? w.prefill_chunk_tokens : t.prompt_tokens;
   const double bandwidth =
       c.gpu.memory_bandwidth_bytes_per_second * w.memory_bandwidth_efficiency;
+  const double kv_bandwidth = c.gpu.memory_bandwidth_bytes_per_second * kv_read_efficiency(w);
   const double kv_per_token = kv_bytes_per_token(m, p, w.kv_sharding);
   const double activation_bytes = bytes_of(m.precision.activations);
   const Tier* tp_tier = p.tp > 1 ? &c.tiers[axis_tier(p, c, Axis::tp)] : nullptr;
@@ -91,7 +93,8 @@ struct PrefillTime {
     const std::int64_t end = std::min(t.prompt_tokens, begin + chunk);
     const PrefillChunkFlops f = prefill_chunk_flops(m, p, begin, end, end == t.prompt_tokens);
     const double compute = f.total() / flops_per_second;
-    const double memory = (weights_bytes + kv_per_token * static_cast<double>(end)) / bandwidth;
+    const double memory =
+        weights_bytes / bandwidth + kv_per_token * static_cast<double>(end) / kv_bandwidth;
     double tp = 0;
     if (tp_tier != nullptr) {
       const double message = static_cast<double>(end - begin) * static_cast<double>(m.hidden) *
@@ -102,11 +105,14 @@ struct PrefillTime {
     const double ep = serving_all_to_all(m, c, p, static_cast<double>(end - begin),
                                          stage_moe_layers(m, p))
                           .seconds;
-    const double busy = std::max(compute, memory) + tp + ep;
+    const double fixed =
+        static_cast<double>(stage_layers(m, p)) * w.layer_step_seconds;  // kernel floors
+    const double busy = std::max(compute, memory) + fixed + tp + ep;
     ++t.chunks;
     t.flops += f.total();
     t.compute_seconds += compute;
     t.memory_seconds += memory;
+    t.fixed_seconds += fixed;
     t.tp_seconds += tp;
     t.ep_seconds += ep;
     t.stage_seconds += busy;
