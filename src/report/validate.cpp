@@ -223,15 +223,17 @@ std::vector<std::string> validation_files(const std::string& path) {
   std::error_code ec;
   if (!fs::is_directory(path, ec)) return {path};
   std::vector<std::string> out;
-  for (const auto& entry : fs::directory_iterator(path, ec)) {
+  // Directory links are not followed, so a link loop cannot recurse forever.
+  fs::recursive_directory_iterator it(path, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
     // A symbolic-link loop made is_regular_file() throw (exit 3, issue 32): ask with an
     // error code and name the entry.
     std::error_code entry_error;
-    const bool regular = entry.is_regular_file(entry_error);
+    const bool regular = it->is_regular_file(entry_error);
     if (entry_error) {
-      fail(entry.path().string(), "", fmt::format("cannot read: {}", entry_error.message()));
+      fail(it->path().string(), "", fmt::format("cannot read: {}", entry_error.message()));
     }
-    if (regular && entry.path().extension() == ".json") out.push_back(entry.path().string());
+    if (regular && it->path().extension() == ".json") out.push_back(it->path().string());
   }
   if (ec) fail(path, "", fmt::format("cannot read directory: {}", ec.message()));
   std::sort(out.begin(), out.end());
@@ -333,12 +335,18 @@ namespace {
 /// The records of every path, calibration first, then validation; within a set, in file order
 /// (sorted names). `gpus` gets each record's catalog GPU, if it names one (for --fit).
 std::vector<ValidationRecord> load_records(const std::vector<std::string>& paths,
-                                           std::vector<const CatalogGpu*>& gpus) {
+                                           std::vector<const CatalogGpu*>& gpus,
+                                           std::vector<ServingResult>* serving) {
   std::vector<ValidationRecord> records;
   std::vector<const CatalogGpu*> found;
   for (const std::string& path : paths) {
     for (const std::string& file : validation_files(path)) {
       const json doc = read_json_file(file);
+      if (is_serving_record(doc)) {
+        // Serving records are evaluated only for the report (not by --fit or --search).
+        if (serving != nullptr) serving->push_back(validate_serving_record(doc, file_origin(file)));
+        continue;
+      }
       records.push_back(load_validation_record(doc, file_origin(file)));
       found.push_back(record_gpu(doc));
     }
@@ -396,7 +404,9 @@ bool run_validate(const ValidateOptions& o, std::ostream& out) {
   check_bound(o.max_median_error_percent, "--max-median-error");
   check_bound(o.max_error_percent, "--max-error");
   std::vector<const CatalogGpu*> gpus;
-  const std::vector<ValidationRecord> records = load_records(o.paths, gpus);
+  std::vector<ServingResult> serving;
+  const std::vector<ValidationRecord> records =
+      load_records(o.paths, gpus, o.fit || o.search ? nullptr : &serving);
   if (o.fit) {
     print_fit(records, gpus, out);
     return true;
@@ -408,7 +418,8 @@ bool run_validate(const ValidateOptions& o, std::ostream& out) {
   std::vector<RecordResult> results;
   results.reserve(records.size());
   for (const ValidationRecord& r : records) results.push_back(validate_record(r));
-  const ValidationReport report = summarize_all(results, o);
+  ValidationReport report = summarize_all(results, o);
+  report.serving = std::move(serving);
   if (o.format == "json") {
     print_validation_json(results, report, o, out);
   } else if (o.format == "csv") {

@@ -100,6 +100,7 @@ void print_validation_json(const std::vector<RecordResult>& results, const Valid
                         {"summary", sets},
                         {"validation_by_family", families},
                         {"memory_peak_summary", memory},
+                        {"serving", serving_validation_json(report.serving)},
                         {"bounds", bounds},
                         {"within_bounds", within}});
 }
@@ -129,6 +130,10 @@ void print_validation_text(const std::vector<RecordResult>& results, const Valid
   const auto& summaries = report.summaries;
   const auto& memory_summaries = report.memory_summaries;
   const auto& breaches = report.breaches;
+  if (results.empty()) {
+    print_serving_text(report.serving, out);
+    return;
+  }
   out << fmt::format("{} records, current model, each published plan pinned\n\n",
                      results.size());
   out << fmt::format(
@@ -171,6 +176,7 @@ void print_validation_text(const std::vector<RecordResult>& results, const Valid
                        m.compared, 100.0 * m.median_abs_error, 100.0 * m.max_abs_error,
                        m.worst);
   }
+  print_serving_text(report.serving, out);
   for (const std::string& b : breaches) out << "bound exceeded: " << b << "\n";
 }
 

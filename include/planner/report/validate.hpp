@@ -8,6 +8,7 @@
 
 #include "planner/inputs/scenario.hpp"
 #include "planner/model/evaluate.hpp"
+#include "planner/report/validate_serving.hpp"
 
 /// `planner validate`: published runs, each a scenario with its pinned published plan plus
 /// what was measured and where it was published, evaluated with the current model. Record
@@ -51,7 +52,8 @@ struct ValidationRecord {
 [[nodiscard]] ValidationRecord load_validation_record(const nlohmann::json& doc,
                                                       const std::string& origin);
 
-/// The record files a path names: the path itself, or every *.json inside a directory, sorted.
+/// The record files a path names: the path itself, or every *.json under a directory (its
+/// subdirectories too, so validation/ takes validation/serving/), sorted.
 [[nodiscard]] std::vector<std::string> validation_files(const std::string& path);
 
 /// One predicted-versus-measured figure; `error` = (predicted − measured) / measured.
@@ -131,6 +133,7 @@ struct ValidationReport {
   std::vector<std::pair<std::string, ErrorSummary>> family_summaries;  ///< summarize_by_family
   std::vector<std::string> breaches;  ///< "validation: max |error| 94.0% (...) exceeds 15%"
   bool within = true;
+  std::vector<ServingResult> serving;  ///< the serving records (report/validate_serving.hpp)
 };
 
 /// The report in each format (validate_render.cpp; docs/output.md §validate).
