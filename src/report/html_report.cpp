@@ -8,6 +8,7 @@
 #include "planner/io/text.hpp"
 #include "planner/report/explain_text.hpp"
 #include "planner/report/headline.hpp"
+#include "planner/report/markdown_report.hpp"
 #include "planner/search/answer.hpp"
 #include "serving_text.hpp"
 #include "svg.hpp"
@@ -157,6 +158,15 @@ std::string report_html(const PlanReport& r) {
   out += "<h2>Memory per GPU</h2>\n" + html::memory_stack_svg(best.memory);
   out += fmt::format("<h2>Time, {}</h2>\n", headline_time_name(r.context));
   out += html::time_bar_svg(r.context, best);
+  // The text report's serving breakdown (first token, capacity, deployments) or restart
+  // budget, as worded there (issue 30: the pages carry what the text does).
+  if (const std::string details = report_details_text(r); !details.empty()) {
+    out += fmt::format("<h2>{}</h2>\n<pre>{}</pre>\n",
+                       r.context.workload.kind == WorkloadKind::serving
+                           ? "Time per token, first token and capacity"
+                           : "Restart budget",
+                       escape(details));
+  }
   out += schedules(r);
   out += ranked_table(r);
   out += thresholds(r);

@@ -103,19 +103,8 @@ std::string time_table(const Context& ctx, const Evaluation& e) {
   return out + (training ? training_notes(e.training) : std::string());
 }
 
-/// What the text report adds after the time: the serving details (capacity, deployments) and
-/// the restart budget, as the text report words them, in a fenced block.
 std::string details(const PlanReport& r) {
-  const Context& ctx = r.context;
-  const Evaluation& best = r.result.ranked.front();
-  std::string block;
-  if (ctx.workload.kind == WorkloadKind::serving) {
-    block += serving_time_text(ctx, best.serving) + serving_capacity_text(ctx, best) +
-             disaggregation_text(ctx, r.result.ranked);
-  } else if (r.scenario->resilience) {
-    block += restart_budget_text(restart_budget(ctx, best, *r.scenario->resilience),
-                                 *r.scenario->resilience);
-  }
+  const std::string block = report_details_text(r);
   return block.empty() ? block : "\n```\n" + block + "```\n";
 }
 
@@ -200,6 +189,20 @@ std::string no_fit(const PlanReport& r) {
 }
 
 }  // namespace
+
+std::string report_details_text(const PlanReport& r) {
+  const Context& ctx = r.context;
+  const Evaluation& best = r.result.ranked.front();
+  if (ctx.workload.kind == WorkloadKind::serving) {
+    return serving_time_text(ctx, best.serving) + serving_capacity_text(ctx, best) +
+           disaggregation_text(ctx, r.result.ranked);
+  }
+  if (r.scenario->resilience) {
+    return restart_budget_text(restart_budget(ctx, best, *r.scenario->resilience),
+                               *r.scenario->resilience);
+  }
+  return {};
+}
 
 std::string report_markdown(const PlanReport& r) {
   std::string out = title(r);

@@ -126,7 +126,8 @@ std::string serving_time_text(const Context& ctx, const ServingTime& t) {
   out += fmt::format("  first token        {:>12}", ttft_text(t));
   if (w.slo_ttft_seconds > 0) {
     out += fmt::format("   SLO {} ({})", seconds_text(w.slo_ttft_seconds),
-                       margin_text(t.ttft_margin_seconds));
+                       t.ttft_unbounded ? std::string("missed: the queue grows without bound")
+                                        : margin_text(t.ttft_margin_seconds));
   }
   out += "\n";
   if (t.overloaded) {
@@ -280,11 +281,12 @@ std::string slo_missed_line(const Context& ctx, const Evaluation& e) {
   if (t.overloaded) {
     const double engine = t.saturation_requests_per_second;
     return fmt::format("SLO MISSED: {:.3g} requests/s exceed the {:.3g} the best deployment "
-                       "completes ({} engine{} of {} GPUs, {:.3g} requests/s each at most); it "
+                       "completes ({} engine{} of {} GPU{}, {:.3g} requests/s each at most); it "
                        "is overloaded, its queue and first-token time grow without bound; at "
                        "that rate it would take at least {} such engines\n",
                        w.request_rate_per_second, engine * static_cast<double>(e.plan.dp),
-                       e.plan.dp, e.plan.dp == 1 ? "" : "s", e.plan.tp * e.plan.pp, engine,
+                       e.plan.dp, e.plan.dp == 1 ? "" : "s", e.plan.tp * e.plan.pp,
+                       e.plan.tp * e.plan.pp == 1 ? "" : "s", engine,
                        static_cast<std::int64_t>(std::ceil(w.request_rate_per_second / engine)));
   }
   std::string out;

@@ -384,8 +384,27 @@ TEST_CASE("an overloaded rate exits 1 and names the overload first", "[serving][
       "--set /workload/request_rate=400",
       code);
   CHECK(code == 1);
-  CHECK(out.substr(0, out.find("Recommendation")).find("SLO MISSED") != std::string::npos);
+  const std::string head = out.substr(0, out.find("Recommendation"));
+  CHECK(head.find("SLO MISSED") != std::string::npos);
+  // It names what the deployment completes, per engine, and how many engines the rate needs.
+  CHECK(head.find("the best deployment completes") != std::string::npos);
+  CHECK(head.find("requests/s each at most") != std::string::npos);
   CHECK(out.find("capacity: one engine") != std::string::npos);
+  CHECK(out.find("unbounded   SLO 500.0 ms (missed: the queue grows without bound)") !=
+        std::string::npos);
+  // Overloaded everywhere, the recommendation is the deployment that completes the most.
+  const std::string js = cli_harness::run_binary(
+      "plan scenarios/llama31-8b-request-rate-h100.json --no-thresholds --format json --top 20 "
+      "--set /workload/request_rate=400",
+      code);
+  const nlohmann::json j = nlohmann::json::parse(js);
+  const double best = j.at("best").at("time").at("tokens_per_second").get<double>();
+  REQUIRE(j.at("ranked").size() > 3);
+  for (const auto& p : j.at("ranked")) {
+    CHECK(p.at("time").at("overloaded").get<bool>());
+    CHECK(p.at("time").at("ttft").is_null());
+    CHECK(p.at("time").at("tokens_per_second").get<double>() <= best * (1 + 1e-9));
+  }
 }
 
 TEST_CASE("disaggregated pools: no prefill stalls, the prompt's cache sent once",

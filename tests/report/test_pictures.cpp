@@ -279,3 +279,17 @@ TEST_CASE("md and html say when a serving plan misses its SLO, and exit 1", "[pi
     CHECK_THAT(r.out, Catch::Contains("SLO MISSED by 8.8 ms"));
   }
 }
+
+TEST_CASE("the serving pages carry the text's first-token breakdown and capacity",
+          "[pictures][serving]") {
+  for (const char* format : {"md", "html"}) {
+    const auto r = run({"plan", "scenarios/llama31-8b-request-rate-h100.json", "--format", format,
+                        "--no-thresholds"});
+    INFO(format);
+    CHECK(r.code == 0);
+    // The lines of the text report (report/serving_text.cpp): queue, first token, capacity.
+    CHECK_THAT(r.out, Catch::Contains("queue for prefill"));
+    CHECK_THAT(r.out, Catch::Contains("first token"));
+    CHECK_THAT(r.out, Catch::Contains("capacity: one engine"));
+  }
+}

@@ -34,7 +34,9 @@ inline constexpr double time_resolution = 0.01;
 }
 
 struct RankKey {
-  std::int64_t misses_slo = 0;  ///< serving: 1 when the per-token time exceeds the SLO
+  /// Serving: 0 meets the SLO, 1 misses a latency target, 2 is overloaded (the rate exceeds
+  /// what the deployment completes).
+  std::int64_t misses_slo = 0;
   /// Training: 0 inside the tolerance band of the fastest plan, 1 outside (with_band); serving:
   /// 0. Serving's latency step is `time` below.
   int band = 0;
@@ -78,6 +80,8 @@ struct RankKey {
 /// The key before the band is known (band 0): with_band places it. Training: within the band
 /// of the fastest plan, all equal; outside it, by seconds per token. Serving: meet the SLO,
 /// then minimise the per-token latency; among equal latencies prefer more tokens per second.
+/// An overloaded deployment ranks last and, among overloaded ones, by the rate it completes
+/// (its latency is unbounded, so the one that serves the most is the least wrong answer).
 /// Then, at equal time: fewer model-parallel axes, no pipeline, fewer axes crossing nodes
 /// (Narayanan et al. 2021 §3.3: tensor parallelism inside a node, pipeline across), fewer
 /// bytes per token on the inter-node tier (the shared, scarcest resource, where jitter and
@@ -94,10 +98,10 @@ struct RankKey {
                          (e.training.global_sequences * static_cast<double>(ctx.model.seq_len));
   } else {
     k.inter_node_bytes = e.serving.decode.inter_node_bytes / static_cast<double>(p.micro_batch);
-    k.misses_slo = e.serving.meets_slo ? 0 : 1;
+    k.misses_slo = e.serving.overloaded ? 2 : e.serving.meets_slo ? 0 : 1;
     k.throughput = time_step(1.0 / e.serving.tokens_per_second);
   }
-  if (ctx.workload.kind == WorkloadKind::serving) {
+  if (ctx.workload.kind == WorkloadKind::serving && !e.serving.overloaded) {
     k.time = static_cast<double>(time_step(k.exact_time));
   }
   for (const AxisInfo& row : axes) {
