@@ -14,7 +14,11 @@
 /// --recompute-granularity, --recompute-method, --recompute-num-layers, --attention-backend),
 /// _add_network_size_args (--num-layers, --hidden-size, --ffn-hidden-size,
 /// --num-attention-heads, --group-query-attention, --num-query-groups, --swiglu,
-/// --untie-embeddings-and-output-weights, --seq-length, --max-position-embeddings).
+/// --untie-embeddings-and-output-weights, --seq-length, --max-position-embeddings),
+/// _add_distributed_args (--overlap-grad-reduce, --overlap-param-gather), _add_moe_args
+/// (--moe-token-dispatcher-type, choices allgather, alltoall, flex; default allgather),
+/// _add_mixed_precision_args (--fp8-format, choices e4m3 and hybrid; --fp8-recipe, choices
+/// tensorwise, delayed, mxfp8 and blockwise). tests/report/test_export.cpp holds the list.
 
 namespace planner {
 
@@ -51,6 +55,9 @@ std::string megatron_arguments(const Context& ctx, const Plan& p) {
                       m.moe.shared_experts * m.moe.expert_ffn_hidden));
     }
     add(fmt::format("--expert-model-parallel-size {}", p.ep));
+    // The model times the token exchange as all-to-alls (model/expert_traffic.hpp);
+    // Megatron-LM's default dispatcher is allgather.
+    if (p.ep > 1) add("--moe-token-dispatcher-type alltoall");
     if (expert_tp(p) != p.tp) add(fmt::format("--expert-tensor-parallel-size {}", expert_tp(p)));
   }
   if (p.tp > 1 && p.sequence_parallel) add("--sequence-parallel");
@@ -59,6 +66,11 @@ std::string megatron_arguments(const Context& ctx, const Plan& p) {
   // arguments.py _add_distributed_args: --overlap-p2p-communication (dest overlap_p2p_comm).
   if (p.virtual_stages > 1 && p.pp_comm_overlap) add("--overlap-p2p-communication");
   if (p.zero == 1) add("--use-distributed-optimizer");
+  // The time model hides the gradient reduce-scatter (and, with the distributed optimizer,
+  // the parameter all-gather) behind the backward in one-layer buckets (docs/model.md §7);
+  // Megatron-LM does so only when asked (both default to off in arguments.py).
+  if (p.dp * p.cp > 1) add("--overlap-grad-reduce");
+  if (p.zero == 1 && p.dp * p.cp > 1) add("--overlap-param-gather");
   // arguments.py _add_distributed_args: --num-distributed-optimizer-instances, "Number of
   // Distributed Optimizer copies across Data Parallel domain" (hybrid sharding's replicas).
   if (p.zero == 1 && state_replicas(p) > 1) {
@@ -87,12 +99,24 @@ std::string megatron_arguments(const Context& ctx, const Plan& p) {
   add(fmt::format("--seq-length {}", m.seq_len));
   add(fmt::format("--max-position-embeddings {}", m.seq_len));
   add("--bf16");
+  // FP8 GEMMs as timed (data/gpus.json fp8_efficiency_ratio by recipe): E4M3 forward, E5M2
+  // gradients ("hybrid", Transformer Engine's usual format). Row-wise scaling has no
+  // Megatron-LM recipe (torchao's); the header says so.
+  if (m.precision.compute == Dtype::fp8 && m.precision.fp8_recipe != Fp8Recipe::rowwise) {
+    add("--fp8-format hybrid");
+    add(fmt::format("--fp8-recipe {}", fp8_recipe_names[static_cast<std::size_t>(
+                                           m.precision.fp8_recipe)]));
+  }
   // arguments.py: under --bf16 Megatron-LM accumulates and reduces fp32 main gradients unless
   // --grad-reduce-in-bf16 (inputs/framework_defaults.hpp); a plan timed with bf16 gradients
   // asks for them.
   if (m.precision.gradients == Dtype::bf16) add("--grad-reduce-in-bf16");
   std::string out = fmt::format("# Megatron-LM pretrain_gpt.py arguments ({} GPUs): {}\n",
                                 gpus(p), describe(ctx, p));
+  if (m.precision.compute == Dtype::fp8 && m.precision.fp8_recipe == Fp8Recipe::rowwise) {
+    out += "# timed with row-wise FP8 scaling (torchao), which Megatron-LM has no recipe for: "
+           "these arguments run bf16 GEMMs\n";
+  }
   for (std::size_t i = 0; i < args.size(); ++i) {
     out += args[i] + (i + 1 < args.size() ? " \\\n" : "\n");
   }

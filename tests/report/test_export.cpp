@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <set>
+#include <vector>
 #include <sstream>
 #include <string>
 
@@ -122,4 +124,70 @@ TEST_CASE("Megatron-LM arguments for the embedding and loss in the pipeline spli
                                        "json", "--no-thresholds", "--set", setting});
   REQUIRE(titan.code == 0);
   CHECK_FALSE(json::parse(titan.out).at("best").contains("tables_in_pipeline_split"));
+}
+
+TEST_CASE("Megatron-LM exports use its argument names and the switches the model assumed",
+          "[export]") {
+  // Every argument name the exporter writes, as megatron/training/arguments.py (core_r0.12)
+  // spells it: _add_network_size_args, _add_training_args, _add_distributed_args,
+  // _add_moe_args, _add_mixed_precision_args (transcribed; fetch NVIDIA/Megatron-LM to check).
+  const std::set<std::string> megatron{
+      "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
+      "--num-virtual-stages-per-pipeline-rank", "--num-layers-per-virtual-pipeline-stage",
+      "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split",
+      "--context-parallel-size", "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size",
+      "--moe-shared-expert-intermediate-size", "--expert-model-parallel-size",
+      "--expert-tensor-parallel-size", "--moe-token-dispatcher-type", "--sequence-parallel",
+      "--tp-comm-overlap", "--overlap-p2p-communication", "--use-distributed-optimizer",
+      "--num-distributed-optimizer-instances", "--overlap-grad-reduce", "--overlap-param-gather",
+      "--use-tp-pp-dp-mapping", "--micro-batch-size", "--global-batch-size",
+      "--recompute-granularity", "--recompute-method", "--recompute-num-layers",
+      "--attention-backend", "--num-layers", "--hidden-size", "--ffn-hidden-size",
+      "--num-attention-heads", "--group-query-attention", "--num-query-groups", "--swiglu",
+      "--untie-embeddings-and-output-weights", "--seq-length", "--max-position-embeddings",
+      "--bf16", "--grad-reduce-in-bf16", "--fp8-format", "--fp8-recipe"};
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::string> expected;  ///< switches this plan's timing assumed
+    std::string fp8_recipe;             ///< the recipe the scenario names, if FP8
+  };
+  const std::vector<Case> cases{
+      // 70B on 64 H100: data parallel with the distributed optimizer, its collectives hidden.
+      {{"scenarios/q2-llama-3.1-70b-64-h100.json"}, {"--overlap-grad-reduce"}, ""},
+      // Mixtral: experts split over ranks exchange tokens by all-to-all.
+      {{"scenarios/q4-mixtral-8x7b-training.json"}, {}, ""},
+      // FP8 GEMMs at the default (tensor-wise) recipe.
+      {{"scenarios/deepseek-v3-h800.json"}, {"--moe-token-dispatcher-type"}, "tensorwise"},
+      {{"scenarios/q6-gpt-3-175b-1024-a100.json"}, {"--overlap-grad-reduce"}, ""},
+      // FP8 GEMMs timed with the block-wise recipe.
+      {{"scenarios/q1-llama-3.1-8b-one-node.json", "--set",
+        "/model/precision={\"compute\": \"fp8\", \"fp8_recipe\": \"blockwise\"}"},
+       {"--fp8-format", "--fp8-recipe"},
+       "blockwise"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args{"export"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    args.insert(args.end(), {"--to", "megatron"});
+    const auto r = cli_harness::run(args);
+    INFO(c.args.front());
+    REQUIRE(r.code == 0);
+    const auto a = parse_arguments(r.out);
+    for (const auto& [name, value] : a) {
+      INFO(name);
+      CHECK(megatron.count(name) == 1);
+    }
+    for (const std::string& name : c.expected) CHECK(a.count(name) == 1);
+    if (a.count("--use-distributed-optimizer") && a.count("--overlap-grad-reduce")) {
+      CHECK(a.count("--overlap-param-gather") == 1);
+    }
+    if (a.count("--expert-model-parallel-size") && integer(a, "--expert-model-parallel-size") > 1) {
+      CHECK(a.at("--moe-token-dispatcher-type") == "alltoall");
+    }
+    CHECK(a.count("--fp8-recipe") == (c.fp8_recipe.empty() ? 0u : 1u));
+    if (a.count("--fp8-recipe")) {
+      CHECK(a.at("--fp8-format") == "hybrid");
+      CHECK(a.at("--fp8-recipe") == c.fp8_recipe);
+    }
+  }
 }
