@@ -8,6 +8,7 @@
 #include "planner/io/text.hpp"
 #include "planner/report/explain_text.hpp"
 #include "planner/report/headline.hpp"
+#include "planner/report/moe_text.hpp"
 #include "planner/report/scaling_report.hpp"
 #include "serving_text.hpp"
 #include "time_parts.hpp"
@@ -67,11 +68,13 @@ std::string share_text(double part, double whole) {
   return whole > 0 ? fmt::format("{:.1f} %", 100 * part / whole) : std::string("-");
 }
 
-std::string training_notes(const TrainingTime& t) {
+std::string training_notes(const Context& ctx, const Evaluation& e) {
+  const TrainingTime& t = e.training;
   std::string out = fmt::format(
-      "\n{} micro-batches per step; {} sequences, {:.0f} tokens/s, MFU {:.1f} %. Data-parallel "
+      "\n{} micro-batches per step; {} sequences, {:.0f} tokens/s, {}. Data-parallel "
       "traffic {} per step, {} of it exposed.\n",
-      t.micro_batches, count_text(t.global_sequences), t.tokens_per_second, 100 * t.mfu,
+      t.micro_batches, count_text(t.global_sequences), t.tokens_per_second,
+      mfu_text(ctx, t.mfu, t.model_flops_per_second, hardware_flops_per_second(ctx, e)),
       seconds_text(t.dp.comm_seconds), seconds_text(t.dp.exposed_seconds));
   if (t.tp_seconds > 0) {
     out += fmt::format("Tensor-parallel traffic: {} x {} per micro-batch ({}).\n", t.tp_messages,
@@ -100,7 +103,7 @@ std::string time_table(const Context& ctx, const Evaluation& e) {
   }
   out += training ? fmt::format("| **step** | | **{}** | 100 % |\n", seconds_text(total))
                   : fmt::format("| **per token** | **{}** | 100 % |\n", seconds_text(total));
-  return out + (training ? training_notes(e.training) : std::string());
+  return out + (training ? training_notes(ctx, e) : std::string());
 }
 
 std::string details(const PlanReport& r) {

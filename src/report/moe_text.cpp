@@ -132,7 +132,12 @@ double hardware_flops_per_second(const Context& ctx, const Evaluation& e) {
 std::string mfu_text(const Context& ctx, double mfu, double model_flops_per_second,
                      double hardware_flops_per_second) {
   const PeakMfu p = peak_mfu(ctx, model_flops_per_second);
-  if (p.bf16_peak <= 0) return fmt::format("MFU {:.1f} %{}", 100 * mfu, bf16_mfu_note(ctx, mfu));
+  if (p.bf16_peak <= 0) {
+    // Not MFU (issue 31): model FLOPs over the rate the scenario typed, or the one measured;
+    // MFU divides by a datasheet peak, which a GPU given by numbers does not have.
+    return fmt::format("{:.1f} % of the {} rate{}", 100 * mfu,
+                       ctx.calibrated ? "measured" : "typed", bf16_mfu_note(ctx, mfu));
+  }
   const Dtype d = ctx.model.precision.compute;
   const std::string hfu = fmt::format("; HFU {:.1f} % of the bf16 dense peak",
                                       100 * peak_mfu(ctx, hardware_flops_per_second).bf16_peak);
