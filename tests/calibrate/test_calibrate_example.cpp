@@ -2,7 +2,11 @@
 #include <unistd.h>  // getpid: temp files unique per test process (ctest -j)
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
@@ -43,6 +47,50 @@ TEST_CASE("Worked example: text report") {
   for (const char* banned : {"seed", "worked solution", "answer key"}) {
     CHECK_THAT(r.out, !Contains(banned, Catch::CaseSensitive::No));
   }
+}
+
+namespace {
+
+/// Runs of blanks as one space.
+std::string collapsed(const std::string& line) {
+  std::string out;
+  for (const char c : line) {
+    if (c == ' ' && (out.empty() || out.back() == ' ')) continue;
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Worked example: docs/calibrate.md shows what the command prints") {
+  const cli_harness::Run r = cli_harness::run(example_args());
+  REQUIRE(r.code == 0);
+  std::vector<std::string> printed;
+  std::istringstream out(r.out);
+  for (std::string line; std::getline(out, line);) printed.push_back(collapsed(line));
+  std::ifstream doc(std::string(PLANNER_SOURCE_DIR) + "/docs/calibrate.md");
+  const std::string text((std::istreambuf_iterator<char>(doc)), std::istreambuf_iterator<char>());
+  const std::size_t at = text.find("Output (file names shortened, plan descriptions cut):");
+  REQUIRE(at != std::string::npos);
+  const std::size_t begin = text.find("```\n", at) + 4;
+  const std::size_t end = text.find("```", begin);
+  std::istringstream block(text.substr(begin, end - begin));
+  int checked = 0;
+  for (std::string line; std::getline(block, line);) {
+    // The fitted constants and the prediction lines, up to a cut ("…").
+    const bool fitted = line.rfind("  /cluster/", 0) == 0 || line.rfind("  runtime factor", 0) == 0;
+    const bool predicted = line.rfind("  central", 0) == 0 || line.rfind("  every constant", 0) == 0;
+    if (!fitted && !predicted) continue;
+    std::string kept = line.substr(0, line.find("\xe2\x80\xa6"));  // "…"
+    while (!kept.empty() && kept.back() == ' ') kept.pop_back();
+    kept = collapsed(kept);
+    INFO(kept);
+    CHECK(std::any_of(printed.begin(), printed.end(),
+                      [&](const std::string& p) { return p.rfind(kept, 0) == 0; }));
+    ++checked;
+  }
+  CHECK(checked >= 10);
 }
 
 TEST_CASE("Worked example: JSON report, band ordering and the profile through --set") {
