@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "planner/report/explain_text.hpp"
 #include "planner/report/export.hpp"
 
 /// DeepSpeed config keys, DeepSpeed 0.19.6 (commit edaa7221267243c7be7fb49c5d5f5c4fb97b4641):
@@ -15,12 +16,28 @@
 /// deepspeed/runtime/activation_checkpointing/config.py (activation_checkpointing.
 /// partition_activations, contiguous_memory_optimization, cpu_checkpointing). DeepSpeed checks
 /// train_batch_size = micro-batch · accumulation · data-parallel size (runtime/config.py
-/// _batch_assertion).
+/// _batch_assertion). DeepSpeedConfig reads the keys it knows and ignores other top-level
+/// keys, so the "planner" object (which plan this encodes, and what the config cannot switch
+/// on by itself) travels with the file.
 
 namespace planner {
 
 std::string deepspeed_json(const Context& ctx, const Plan& p) {
   nlohmann::ordered_json c;
+  nlohmann::ordered_json about{{"gpus", gpus(p)}, {"plan", describe(ctx, p)}};
+  // activation_checkpointing only configures deepspeed.checkpointing; the model's forward
+  // must call deepspeed.checkpointing.checkpoint on each layer for recompute to happen.
+  if (p.recompute == Recompute::full) {
+    about["recompute"] = "full: wrap each transformer layer's forward in "
+                         "deepspeed.checkpointing.checkpoint (this config only configures it)";
+  }
+  // DeepSpeed-MoE takes the expert-parallel degree in the model code
+  // (deepspeed/moe/layer.py MoE(..., ep_size=...)), not in the config.
+  if (is_moe(ctx.model) && p.ep > 1) {
+    about["experts"] = "ep " + std::to_string(p.ep) + ": deepspeed.moe.layer.MoE(ep_size=" +
+                       std::to_string(p.ep) + ") in the model code";
+  }
+  c["planner"] = about;
   c["train_batch_size"] = p.dp * p.micro_batch * p.grad_accum;
   c["train_micro_batch_size_per_gpu"] = p.micro_batch;
   c["gradient_accumulation_steps"] = p.grad_accum;

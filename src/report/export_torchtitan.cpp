@@ -12,7 +12,8 @@
 /// pipeline_parallel_degree, context_parallel_degree, pipeline_parallel_schedule,
 /// pipeline_parallel_microbatch_size, pipeline_parallel_layers_per_stage,
 /// pipeline_parallel_first_stage_less_layers, pipeline_parallel_last_stage_less_layers), class
-/// ActivationCheckpoint (mode, selective_ac_option), class Compile (enable). The batch
+/// ActivationCheckpoint (mode, selective_ac_option), class Compile (enable), and class
+/// Parallelism's expert_parallel_degree and expert_tensor_parallel_degree. The batch
 /// semantics are torchtitan/train.py's: gradient accumulation steps = global_batch_size /
 /// (local_batch_size · dp), and with stages torchtitan/distributed/pipeline_parallel.py cuts
 /// local_batch_size into micro-batches of pipeline_parallel_microbatch_size.
@@ -58,6 +59,12 @@ std::string torchtitan_toml(const Context& ctx, const Plan& p) {
   out += fmt::format("tensor_parallel_degree = {}\n", p.tp);
   out += fmt::format("pipeline_parallel_degree = {}\n", p.pp);
   out += fmt::format("context_parallel_degree = {}\n", p.cp);
+  // class Parallelism expert_parallel_degree, expert_tensor_parallel_degree (both default 1:
+  // without them a pasted config would put every expert on every rank).
+  if (is_moe(m)) {
+    out += fmt::format("expert_parallel_degree = {}\n", p.ep);
+    out += fmt::format("expert_tensor_parallel_degree = {}\n", expert_tp(p));
+  }
   if (p.pp > 1) {
     out += fmt::format("pipeline_parallel_schedule = \"{}\"\n",
                        p.virtual_stages > 1 ? "Interleaved1F1B" : "1F1B");
