@@ -5,6 +5,7 @@
 #include <cctype>
 #include <stdexcept>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "planner/io/gpu_catalog_data.hpp"  // generated from data/gpus.json
@@ -70,34 +71,34 @@ CatalogGpu read_entry(const json& e, double fallback_efficiency,
   return g;
 }
 
+/// A fitted constant `table_name.key` with its source, inside (low, high]; outside is a build
+/// defect in data/gpus.json, never a user's input.
+SourcedValue sourced(const json& table, const std::string& table_name, const std::string& key,
+                     double low, double high) {
+  SourcedValue v{number(table, key.c_str()), table.at(key).at("source").get<std::string>()};
+  if (!(v.value > low && v.value <= high)) {
+    throw std::runtime_error(fmt::format("catalog: {}.{} outside ({:g}, {:g}]", table_name, key,
+                                         low, high));
+  }
+  return v;
+}
+
 std::array<SourcedValue, fp8_recipe_count> parse_fp8_ratios() {
   const json doc = json::parse(gpu_catalog_text());
   const json& table = doc.at("fp8_efficiency_ratio");
   std::array<SourcedValue, fp8_recipe_count> out{};
   for (std::size_t i = 0; i < fp8_recipe_count; ++i) {
-    const std::string name(fp8_recipe_names[i]);
-    out[i].value = number(table, name.c_str());
-    out[i].source = table.at(name).at("source").get<std::string>();
-    if (!(out[i].value > 0 && out[i].value <= 1.5)) {
-      throw std::runtime_error("catalog: fp8_efficiency_ratio." + name + " outside (0, 1.5]");
-    }
+    out[i] = sourced(table, "fp8_efficiency_ratio", std::string(fp8_recipe_names[i]), 0, 1.5);
   }
   return out;
-}
-
-SourcedValue sourced(const json& table, const char* key, double low, double high) {
-  SourcedValue v{number(table, key), table.at(key).at("source").get<std::string>()};
-  if (!(v.value > low && v.value <= high)) {
-    throw std::runtime_error(std::string("catalog: serving_read.") + key + " out of range");
-  }
-  return v;
 }
 
 ServingRead parse_serving_read() {
   const json doc = json::parse(gpu_catalog_text());
   const json& table = doc.at("serving_read");
-  return {sourced(table, "weights_efficiency", 0, 1), sourced(table, "kv_efficiency", 0, 1),
-          sourced(table, "layer_step_seconds", 0, 1e-3)};
+  return {sourced(table, "serving_read", "weights_efficiency", 0, 1),
+          sourced(table, "serving_read", "kv_efficiency", 0, 1),
+          sourced(table, "serving_read", "layer_step_seconds", 0, 1e-3)};
 }
 
 std::vector<CatalogGpu> parse_catalog() {

@@ -408,7 +408,7 @@ Workload read_workload(const json& v, const std::string& origin) {
        "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
        "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
        "memory_bandwidth_efficiency", "layer_step_time", "bytes_per_param", "kv_sharding",
-    "kv_block_tokens"});
+       "kv_block_tokens"});
   Workload w;
   (void)o.need("kind", "\"training\" or \"serving\"");
   w.kind = *o.maybe_choice("kind", kind_choices);

@@ -106,9 +106,12 @@ struct DisaggregatedTime {
   // decode engines n_d · b / (o · step(b)) at their full batch b (serving_time.hpp).
   const double decode_full = static_cast<double>(dec.micro_batch);
   const double decode_capacity =
-      static_cast<double>(dec.dp) * decode_full /
-      (o * decode_step(m, c, w, dec, decode_full, dec_ledger.weights_bytes, flops_per_second)
-               .seconds);
+      static_cast<double>(dec.dp) *
+      saturation_rate(decode_full, o,
+                      decode_step(m, c, w, dec, decode_full, dec_ledger.weights_bytes,
+                                  flops_per_second)
+                          .seconds,
+                      0);
   const double served =
       t.overloaded ? std::min({t.requests_per_second,
                                static_cast<double>(pre.dp) / t.prefill.stage_seconds,

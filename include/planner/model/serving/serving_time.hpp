@@ -39,6 +39,14 @@ struct ServingTime {
   bool meets_slo = true;    ///< not overloaded, TPOT and (when given) TTFT within targets
 };
 
+/// The most requests per second an engine completes with `batch` sequences decoding, each
+/// request's prefill stalling the batch once: b / (o·step(b) + b·T_prefill) (the closed-loop
+/// rate below; T_prefill = 0 for a decode-only engine of a disaggregated deployment).
+[[nodiscard]] inline double saturation_rate(double batch, double output_tokens,
+                                            double step_seconds, double prefill_seconds) noexcept {
+  return batch / (output_tokens * step_seconds + batch * prefill_seconds);
+}
+
 /// The steady-state batch under a request rate λ per engine (Little's law, Little 1961):
 /// B = λ · output_tokens · TPOT(B), TPOT(B) = step(B) / (1 − ρ). step grows with B, so the
 /// iteration from B = 0 rises to the least fixed point; none at or below `limit` (the
@@ -98,9 +106,10 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
   double batch = full;
   t.decode = decode_step(m, c, w, p, full, ledger.weights_bytes, flops_per_second);
   if (w.output_tokens > 0) {
-    t.saturation_requests_per_second = full / (o * t.decode.seconds + full * engine_prefill);
+    t.saturation_requests_per_second = saturation_rate(full, o, t.decode.seconds, engine_prefill);
   }
   const bool open_loop = w.request_rate_per_second > 0 && w.output_tokens > 0;
+  double iteration_wait_mean = 0;
   if (open_loop) {
     t.requests_per_second = w.request_rate_per_second / static_cast<double>(p.dp);
     t.overloaded = !(t.requests_per_second < t.saturation_requests_per_second);
@@ -118,7 +127,7 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
       t.queue = md1_wait(t.requests_per_second, engine_prefill, w.slo_percentile);
       const double decoding = std::min(1.0, steady);  // share of the time a step is running
       t.iteration_wait_seconds = decoding * w.slo_percentile * t.decode.seconds;
-      t.ttft_mean_seconds = decoding * 0.5 * t.decode.seconds;
+      iteration_wait_mean = decoding * 0.5 * t.decode.seconds;
     }
     t.prefill_share = t.requests_per_second * engine_prefill;
   } else if (w.output_tokens > 0) {
@@ -131,9 +140,7 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
   t.ttft_unbounded = t.overloaded;
   if (!t.ttft_unbounded) {
     t.ttft_seconds = t.prefill.seconds + t.queue.quantile_seconds + t.iteration_wait_seconds;
-    t.ttft_mean_seconds += t.prefill.seconds + t.queue.mean_seconds;
-  } else {
-    t.ttft_mean_seconds = 0;
+    t.ttft_mean_seconds = t.prefill.seconds + t.queue.mean_seconds + iteration_wait_mean;
   }
   const double engine_tokens = w.output_tokens > 0 && (open_loop || t.overloaded)
                                    ? t.requests_per_second * o
