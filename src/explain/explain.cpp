@@ -14,7 +14,10 @@ BindingConstraint binding_constraint(const Context& ctx) {
   const Model& m = ctx.model;
   const Cluster& c = ctx.cluster;
   BindingConstraint b;
-  b.usable_bytes = c.gpu.memory_bytes - c.gpu.reserve_bytes;
+  // What the tensors may take: the memory less the reserve, and less the caching allocator's
+  // share over them where the ledger counts one (model/memory.hpp allocator_bytes).
+  b.usable_bytes = (c.gpu.memory_bytes - c.gpu.reserve_bytes) /
+                   (1.0 + (ctx.workload.kind == WorkloadKind::training ? c.gpu.allocator_fraction : 0.0));
   if (ctx.workload.kind == WorkloadKind::serving) {
     const Serving& w = ctx.workload.serving;
     b.weights_bytes = total_params(m) * w.bytes_per_param;

@@ -101,6 +101,13 @@ ServingRead parse_serving_read() {
           sourced(table, "serving_read", "layer_step_seconds", 0, 1e-3)};
 }
 
+RuntimeMemory parse_runtime_memory() {
+  const json doc = json::parse(gpu_catalog_text());
+  const json& table = doc.at("runtime_memory");
+  return {sourced(table, "runtime_memory", "allocator_fraction", 0, 0.5),
+          sourced(table, "runtime_memory", "context_bytes", 0, 16.0 * 1024 * 1024 * 1024)};
+}
+
 std::vector<CatalogGpu> parse_catalog() {
   const json doc = json::parse(gpu_catalog_text());
   const json& fallback = doc.at("default_efficiency");
@@ -141,6 +148,11 @@ const SourcedValue& fp8_efficiency_ratio(Fp8Recipe recipe) {
 const ServingRead& serving_read() {
   static const ServingRead read = parse_serving_read();
   return read;
+}
+
+const RuntimeMemory& runtime_memory() {
+  static const RuntimeMemory memory = parse_runtime_memory();
+  return memory;
 }
 
 const CatalogGpu* find_catalog_gpu(std::string_view name) {

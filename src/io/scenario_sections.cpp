@@ -193,7 +193,16 @@ static Gpu read_gpu(const json& v, const std::string& origin, const CatalogGpu*&
       if (d.dtype == Dtype::fp8 && rate > 0) g.fp8_rate_from_efficiency = true;
     }
   }
-  g.reserve_bytes = o.maybe_quantity("reserve", Dimension::bytes, reserve_size).value_or(0);
+  const auto reserve = o.maybe_quantity("reserve", Dimension::bytes, reserve_size);
+  g.reserve_bytes = reserve.value_or(0);
+  if (entry != nullptr && !reserve) {
+    // What a launched job holds beyond its tensors, which a scenario's reserve otherwise
+    // states (data/gpus.json runtime_memory; docs/model.md §3): a catalog GPU is a real
+    // device, so the ledger keeps back what PyTorch and NCCL take on it.
+    g.reserve_bytes = runtime_memory().context_bytes.value;
+    g.reserve_default = true;
+    g.allocator_fraction = runtime_memory().allocator_fraction.value;
+  }
   if (g.reserve_bytes >= g.memory_bytes) {
     fail(origin, "/cluster/gpu/reserve",
          fmt::format("reserve ({}) must be less than memory ({}), or nothing is left for the model",

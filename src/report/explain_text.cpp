@@ -98,16 +98,22 @@ std::string binding_detail(const Context& ctx, const BindingConstraint& b) {
                                                : "") +
              triage_text;
     default:
+    {
+      // The caching allocator's share over the tensors, where the ledger counts one.
+      const double f = c.gpu.allocator_fraction;
+      const double selective = (state + b.selective.activations_bytes) * (1 + f);
+      const std::string allocator =
+          f > 0 ? fmt::format(" + allocator {}", bytes_text(selective * f / (1 + f))) : "";
       return fmt::format(
-                 "one replica fits: state {} + selective activations {} + reserve {} = {} <= {} "
+                 "one replica fits: state {} + selective activations {}{} + reserve {} = {} <= {} "
                  "(without recompute {}); but one GPU would need {} per {:.0f}-sequence step",
-                 bytes_text(state), bytes_text(b.selective.activations_bytes),
-                 bytes_text(reserve),
-                 bytes_text(state + b.selective.activations_bytes + reserve),
+                 bytes_text(state), bytes_text(b.selective.activations_bytes), allocator,
+                 bytes_text(reserve), bytes_text(selective + reserve),
                  bytes_text(c.gpu.memory_bytes),
-                 bytes_text(state + b.no_recompute.activations_bytes + reserve),
+                 bytes_text((state + b.no_recompute.activations_bytes) * (1 + f) + reserve),
                  seconds_text(b.one_gpu_step_seconds), std::ceil(target_sequences(ctx))) +
              triage_text;
+    }
   }
 }
 

@@ -55,7 +55,9 @@ std::string memory_table(const MemoryLedger& l) {
   for (const LedgerLine& line : ledger_lines) {
     const double bytes = l.*line.bytes;
     if (bytes == 0) continue;
-    out += fmt::format("| {} | {:.1f} | {:.0f} |\n", md_escape(line.name), bytes / gib, bytes);
+    const std::string_view note = ledger_line_note(l, line.bytes);
+    out += fmt::format("| {}{}{} | {:.1f} | {:.0f} |\n", md_escape(line.name), note.empty() ? "" : " ",
+                       md_escape(note), bytes / gib, bytes);
   }
   out += fmt::format("| **total** | **{:.1f}** | **{:.0f}** |\n\n", l.total_bytes() / gib,
                      l.total_bytes());

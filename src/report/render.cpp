@@ -55,6 +55,7 @@ json memory_json(const MemoryLedger& l) {
   for (const LedgerLine& line : ledger_lines) j[std::string(line.name)] = l.*line.bytes;
   j["total"] = l.total_bytes();
   j["capacity"] = l.capacity_bytes;
+  j["reserve_default"] = l.reserve_default;
   return j;
 }
 

@@ -29,7 +29,9 @@ std::string describe_memory_lines(const MemoryLedger& l) {
   for (const LedgerLine& line : ledger_lines) {
     const double bytes = l.*line.bytes;
     if (bytes == 0) continue;
-    out += fmt::format("  {:<18} {:>10.1f} GiB {:>20.0f} B\n", line.name, bytes / gib, bytes);
+    const std::string_view note = ledger_line_note(l, line.bytes);
+    out += fmt::format("  {:<18} {:>10.1f} GiB {:>20.0f} B{}{}\n", line.name, bytes / gib, bytes,
+                       note.empty() ? "" : "   ", note);
   }
   out += fmt::format("  {:<18} {:>10.1f} GiB {:>20.0f} B   of {} ({})\n", "total",
                      l.total_bytes() / gib, l.total_bytes(), gib_text(l.capacity_bytes),

@@ -252,7 +252,10 @@ RecordResult validate_record(const ValidationRecord& r) {
   out.tokens_per_second_per_gpu = {out.evaluation.training.tokens_per_second / gpus,
                                    r.measured.tokens_per_second_per_gpu};
   out.step_seconds = {out.evaluation.training.step_seconds, r.measured.step_seconds};
-  out.memory_peak_bytes = {out.evaluation.memory.total_bytes(), r.measured.memory_peak_bytes};
+  // A published peak is what the caching allocator held (torch.cuda.max_memory_reserved, as
+  // torchtitan logs it): the ledger less the reserve kept outside the allocator.
+  out.memory_peak_bytes = {out.evaluation.memory.allocator_reserved_bytes(),
+                           r.measured.memory_peak_bytes};
   out.memory_model_states_bytes = {out.evaluation.memory.state_bytes(),
                                    r.measured.memory_model_states_bytes};
   return out;

@@ -112,6 +112,28 @@ void print_fp8_fit(const std::vector<ValidationRecord>& records, std::ostream& o
   }
 }
 
+/// Per calibration record with a published peak, the caching allocator's reserve over the
+/// ledger's tensors that matches it (measured / allocated − 1); the median is data/gpus.json
+/// runtime_memory.allocator_fraction (docs/validation.md §Memory).
+void print_allocator_fit(const std::vector<ValidationRecord>& records, std::ostream& out) {
+  std::vector<double> fractions;
+  out << "\ncaching allocator's reserve over the allocated tensors, from calibration peaks:\n";
+  for (const ValidationRecord& r : records) {
+    if (r.set != "calibration" || !r.measured.memory_peak_bytes) continue;
+    const double allocated = validate_record(r).evaluation.memory.allocated_bytes();
+    if (!(allocated > 0)) continue;
+    const double fraction = *r.measured.memory_peak_bytes / allocated - 1.0;
+    out << fmt::format("  {:<60} {:>8.4f}\n", r.id, fraction);
+    fractions.push_back(fraction);
+  }
+  if (fractions.empty()) {
+    out << fmt::format("  {:<16} -  (no calibration record publishes a peak)\n", "median");
+  } else {
+    out << fmt::format("  {:<16} {:.4f}  ({} records)\n", "median", median(fractions),
+                       fractions.size());
+  }
+}
+
 }  // namespace
 
 void print_fit(const std::vector<ValidationRecord>& records,
@@ -147,6 +169,7 @@ void print_fit(const std::vector<ValidationRecord>& records,
   }
   out << fmt::format("  {:<16} {:.4f}  ({} records)\n", "all", median(pooled), pooled.size());
   print_fp8_fit(records, out);
+  print_allocator_fit(records, out);
 }
 
 }  // namespace planner

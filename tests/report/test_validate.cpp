@@ -151,8 +151,9 @@ TEST_CASE("validate: the shipped records load and every one is evaluated", "[val
   // shared/calibration/README.md: the 13 published runs of published-runs.json, the 6
   // single-node records rule v2 moved from validation (dgxc Llama 3.1 8B and Grok-1 2-layer
   // proxy in bf16 and FP8, torchtitan Llama 3.1 8B eager and compiled) and 4 single-node runs
-  // added from microbenchmarks-and-single-node.json (torchtitan Float8, torchao's three).
-  CHECK(j.at("summary").at("calibration").at("records") == 13 + 6 + 4);
+  // added from microbenchmarks-and-single-node.json (torchtitan Float8, torchao's three), and
+  // torchtitan's four context-parallel Float8 runs on one node (its Table 2, the same file).
+  CHECK(j.at("summary").at("calibration").at("records") == 13 + 6 + 4 + 4);
   CHECK(j.at("summary").at("validation").at("records").get<int>() >= 30);
   // Validation reported twice: the families with a calibrated single-node run (the four
   // multi-node dgxc Llama 3.1 8B runs in each precision, the Grok-1 proxies, the two torchtitan
@@ -180,7 +181,13 @@ TEST_CASE("validate: a published MoE training run within the validation targets"
   const auto r = cli_harness::run({"validate", "validation/deepseek-v3-h800-2048gpu.json",
                                    "--max-median-error", "5", "--max-error", "15"});
   CHECK(r.code == 0);
-  CHECK_THAT(r.out, Catch::Contains("deepseek-v3-h800-2048gpu") && Catch::Contains("yes"));
+  CHECK_THAT(r.out, Catch::Contains("deepseek-v3-h800-2048gpu"));
+  // Memory as allocated (the caching allocator's share and the runtime default on a catalog
+  // GPU) judges the published plan about 3 GiB over the H800's 79.6 GiB: the report says so,
+  // "NO" in the fits column, rather than hiding a miss (docs/validation.md §Memory names what
+  // the ledger leaves out for this run: recomputed RMSNorm and MLA up-projections, the EMA in
+  // host memory, the MTP module sharing the embedding and output head).
+  CHECK_THAT(r.out, Catch::Contains("judged not to fit in memory"));
 }
 
 TEST_CASE("validate: record errors name the file, the pointer and the fix", "[validate][errors]") {
@@ -253,4 +260,6 @@ TEST_CASE("validate --fit on the calibration records reproduces every fitted con
   // why), and --fit says there is no pair rather than printing a figure.
   CHECK_THAT(r.out, Catch::Contains("blockwise        -  (no calibration pair)"));
   CHECK(value(fp8.at("blockwise")) == value(fp8.at("tensorwise")));
+  CHECK(fitted("caching allocator's reserve", "median") ==
+        Approx(value(catalog.at("runtime_memory").at("allocator_fraction"))).margin(5e-5));
 }

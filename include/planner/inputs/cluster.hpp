@@ -49,6 +49,12 @@ struct Gpu {
   /// (a GPU given by numbers). MFU is reported against them (docs/output.md).
   DtypeRates peak_flops_by_dtype{};
   double reserve_bytes = 0;     ///< kept back for the framework, CUDA context, fragmentation
+  /// reserve_bytes is the catalog's runtime default (CUDA context, NCCL, cuBLAS workspaces),
+  /// not the scenario's: the scenario named a catalog GPU and gave no `reserve`.
+  bool reserve_default = false;
+  /// Training: the caching allocator's reserved memory over what it has allocated at the
+  /// peak, as a share of the ledger's tensors (0 when the scenario's `reserve` covers it).
+  double allocator_fraction = 0;
   /// HBM bandwidth at which training times the memory-bound operations apart from the GEMMs
   /// (model/elementwise.hpp): the catalog's when the FLOP rate is its bf16 peak times an
   /// efficiency, a GEMM rate. 0 when the scenario types `flops`, an effective rate that

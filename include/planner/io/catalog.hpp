@@ -73,6 +73,17 @@ struct ServingRead {
 };
 [[nodiscard]] const ServingRead& serving_read();
 
+/// Training memory outside the ledger's tensors, for a catalog GPU whose scenario gives no
+/// `reserve` (data/gpus.json runtime_memory; docs/model.md §3): the share PyTorch's caching
+/// allocator reserves over what it has allocated at the peak (fitted to single-node peak-memory
+/// runs with `planner validate --fit`), and what the process holds outside the allocator (CUDA
+/// context, NCCL's buffers, cuBLAS workspaces).
+struct RuntimeMemory {
+  SourcedValue allocator_fraction;
+  SourcedValue context_bytes;
+};
+[[nodiscard]] const RuntimeMemory& runtime_memory();
+
 /// Every catalogued GPU, parsed once from the embedded JSON. Throws std::runtime_error if
 /// the embedded file is malformed (a build defect, never a user's input).
 [[nodiscard]] const std::vector<CatalogGpu>& gpu_catalog();

@@ -26,16 +26,28 @@ struct MemoryLedger {
   double zero3_gather_bytes = 0;       ///< ZeRO-3 parameter gather buffers
   double fp8_weights_bytes = 0;        ///< FP8 GEMMs: the cached FP8 weights and scaling state
   double kv_cache_bytes = 0;           ///< serving only
+  /// The caching allocator's reserved memory over the tensors above, at the peak (training
+  /// on a catalog GPU without a stated reserve; data/gpus.json runtime_memory).
+  double allocator_bytes = 0;
   double reserve_bytes = 0;            ///< framework, CUDA/ROCm context, fragmentation
+  bool reserve_default = false;        ///< reserve_bytes is the catalog's runtime default
   double capacity_bytes = 0;           ///< the GPU's memory
 
   [[nodiscard]] double state_bytes() const noexcept {
     return weights_bytes + gradients_bytes + optimizer_bytes;
   }
-  [[nodiscard]] double total_bytes() const noexcept {
+  /// The tensors the framework allocates (every line but the allocator's and the reserve).
+  [[nodiscard]] double allocated_bytes() const noexcept {
     return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + logits_bytes +
-           recompute_working_bytes + zero3_gather_bytes + fp8_weights_bytes + kv_cache_bytes +
-           reserve_bytes;
+           recompute_working_bytes + zero3_gather_bytes + fp8_weights_bytes + kv_cache_bytes;
+  }
+  /// What the caching allocator holds: the tensors and its reserve over them (PyTorch's
+  /// torch.cuda.max_memory_reserved, the figure torchtitan logs as its peak memory).
+  [[nodiscard]] double allocator_reserved_bytes() const noexcept {
+    return allocated_bytes() + allocator_bytes;
+  }
+  [[nodiscard]] double total_bytes() const noexcept {
+    return allocator_reserved_bytes() + reserve_bytes;
   }
   [[nodiscard]] bool fits() const noexcept { return total_bytes() <= capacity_bytes; }
 };
@@ -46,7 +58,7 @@ struct LedgerLine {
   double MemoryLedger::*bytes;
 };
 
-inline constexpr std::array<LedgerLine, 10> ledger_lines{{
+inline constexpr std::array<LedgerLine, 11> ledger_lines{{
     {"weights", &MemoryLedger::weights_bytes},
     {"gradients", &MemoryLedger::gradients_bytes},
     {"optimizer", &MemoryLedger::optimizer_bytes},
@@ -56,8 +68,21 @@ inline constexpr std::array<LedgerLine, 10> ledger_lines{{
     {"zero3_gather", &MemoryLedger::zero3_gather_bytes},
     {"fp8_weights", &MemoryLedger::fp8_weights_bytes},
     {"kv_cache", &MemoryLedger::kv_cache_bytes},
+    {"allocator", &MemoryLedger::allocator_bytes},
     {"reserve", &MemoryLedger::reserve_bytes},
 }};
+
+/// What a line assumed where the ledger, not the scenario, supplied it (printed beside it).
+[[nodiscard]] inline std::string_view ledger_line_note(const MemoryLedger& l,
+                                                       double MemoryLedger::*line) noexcept {
+  if (line == &MemoryLedger::allocator_bytes) {
+    return "(the caching allocator's share over the tensors, fitted)";
+  }
+  if (line == &MemoryLedger::reserve_bytes && l.reserve_default) {
+    return "(runtime default: CUDA context, NCCL, cuBLAS; cluster.gpu.reserve replaces it)";
+  }
+  return "";
+}
 
 /// Embedding and output-table parameters on the largest stage: all of them (embedding_params)
 /// with pp = 1, else one V·h table (the first stage's embedding or the last's output layer);
@@ -227,7 +252,12 @@ struct LayerGemms {
     if (w.fsdp_root_unit) l.zero3_gather_bytes += fsdp_root_unit_bytes(m, p, weight_b);
   }
   l.fp8_weights_bytes = fp8_weight_bytes(m, p);
+  // The caching allocator rounds and splits blocks and keeps freed ones cached, so at the
+  // peak it holds more than the live tensors; a share fitted to single-node peak-memory runs
+  // (data/gpus.json runtime_memory, docs/model.md §3).
+  l.allocator_bytes = c.gpu.allocator_fraction * l.allocated_bytes();
   l.reserve_bytes = c.gpu.reserve_bytes;
+  l.reserve_default = c.gpu.reserve_default;
   l.capacity_bytes = c.gpu.memory_bytes;
   return l;
 }
@@ -251,6 +281,7 @@ struct LayerGemms {
                      static_cast<double>(p.micro_batch) *
                      static_cast<double>(reserved_tokens(w));
   l.reserve_bytes = c.gpu.reserve_bytes;
+  l.reserve_default = c.gpu.reserve_default;
   l.capacity_bytes = c.gpu.memory_bytes;
   return l;
 }
