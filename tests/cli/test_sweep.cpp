@@ -314,6 +314,24 @@ TEST_CASE("bad --vary and --shard exit 2 with one line", "[sweep][errors]") {
   CHECK_THAT(twice.err, Catch::Contains("/model/seq_len is already varied"));
 }
 
+TEST_CASE("a long axis is checked at its ends first and its inner values when they run",
+          "[sweep][errors]") {
+  // 32..64 in 300 linear steps, rounded to integers: 32 five times (32 + 32·i/299 < 32.5 for
+  // i ≤ 4), then 33 at point 6, which scenario A's 32 key/value heads do not divide. Both ends
+  // (32, 64) pass the up-front check, so the five rows of 32 come out and point 6 stops the
+  // sweep with its one line, exit 2 (issue 32: the first row of a 10^6-value axis waited for
+  // every value to be checked).
+  const auto r = sweep({"--vary", "/model/heads=32..64:300"});
+  CHECK(r.code == 2);
+  CHECK(lines(r.out).size() == 1 + 5);
+  CHECK(lines(r.err).size() == 1);
+  CHECK_THAT(r.err, Catch::Contains("scenarios/a.json (sweep point 6): /model/heads"));
+  // At 256 values or fewer every value is still checked before any row: nothing printed.
+  const auto short_axis = sweep({"--vary", "/model/heads=32..64:256"});
+  CHECK(short_axis.code == 2);
+  CHECK(short_axis.out.empty());
+}
+
 TEST_CASE("golden output of the binary's sweep of scenario A, CSV and JSONL", "[sweep][golden]") {
   // Regression tests of the real binary (UPDATE_GOLDEN=1 rewrites the files; review the diff).
   const std::string grid =
