@@ -601,3 +601,35 @@ TEST_CASE("The search tries etp below tp and exports it for Megatron-LM", "[moe]
   const auto args = cli_harness::run({"export", path, "--to", "megatron"});
   CHECK_THAT(args.out, Catch::Contains("--expert-tensor-parallel-size 1"));
 }
+
+TEST_CASE("moe_layer_count's closed form counts the layers the definition names",
+          "[moe]") {
+  // The definition (Hugging Face DeepSeek-V3 modeling): layer i is MoE when
+  // i >= first_k_dense_replace and i % moe_layer_freq == 0, the MTP blocks numbered on.
+  // DeepSeek-V3 by hand: 61 layers, the first 3 dense, every layer from 3 on MoE, plus its
+  // MTP block (layer 61) = 59.
+  Model m;
+  m.layers = 61;
+  m.mtp_layers = 1;
+  m.moe.experts = 256;
+  m.moe.top_k = 8;
+  m.moe.first_dense_layers = 3;
+  m.moe.layer_freq = 1;
+  CHECK(moe_layer_count(m) == 59);
+  for (std::int64_t layers = 1; layers <= 40; ++layers) {
+    for (std::int64_t first = 0; first < layers; ++first) {
+      for (std::int64_t freq = 1; freq <= 5; ++freq) {
+        m.layers = layers;
+        m.mtp_layers = layers % 2;
+        m.moe.first_dense_layers = first;
+        m.moe.layer_freq = freq;
+        std::int64_t by_definition = 0;
+        for (std::int64_t i = 0; i < layers + m.mtp_layers; ++i) {
+          if (i >= first && i % freq == 0) ++by_definition;
+        }
+        INFO(layers << " layers, first " << first << ", every " << freq);
+        REQUIRE(moe_layer_count(m) == by_definition);
+      }
+    }
+  }
+}
