@@ -5,6 +5,7 @@
 #include <cmath>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <thread>
 
 #include "planner/search/answer.hpp"
@@ -26,28 +27,61 @@ namespace {
 /// A scan ran out of its work budget (threshold_work_budget): it reports no threshold.
 struct OutOfBudget {};
 
+/// The search's answer at one probe: the recommendation and the plans tied with it (training:
+/// every plan inside the tolerance band, the recommendation first; empty when none fits), and
+/// training's fastest seconds per token (infinite when none fits).
+struct Answer {
+  std::vector<Plan> equals;
+  double fastest_seconds = std::numeric_limits<double>::infinity();
+};
+
 /// The work one scan may still spend on reruns of the search.
 class ScanBudget {
  public:
-  /// The recommendation and the plans tied with it (training: every plan inside the
-  /// tolerance band, the recommendation first; empty when none fits), within the budget;
-  /// throws OutOfBudget when the search would pass it.
-  std::vector<Plan> equals(const Context& ctx, EnumerationCache* enumeration = nullptr) {
-    SearchOptions options;
-    options.keep = 1;
-    options.accounting = false;
+  /// The answer at `ctx`, within the budget; throws OutOfBudget when the search would pass it.
+  Answer equals(const Context& ctx, EnumerationCache* enumeration = nullptr) {
+    SearchOptions options = winner_options(enumeration);
     options.whole_band = true;
-    options.work_limit = left_;
-    options.enumeration = enumeration;
-    const SearchResult r = search(ctx, options);
-    left_ -= r.work;
-    if (r.incomplete || left_ <= 0) throw OutOfBudget{};
-    std::vector<Plan> out;
-    for (const Evaluation& e : r.ranked) out.push_back(e.plan);
+    const SearchResult r = run(ctx, options);
+    Answer out;
+    for (const Evaluation& e : r.ranked) out.equals.push_back(e.plan);
+    for (const RankKey& k : r.keys) out.fastest_seconds = std::min(out.fastest_seconds, k.exact_time);
     return out;
   }
 
+  /// Every training plan at `ctx` at most `seconds` per token (SearchOptions::
+  /// keep_within_seconds), or none when more than its cap qualify.
+  std::optional<std::vector<Evaluation>> within(const Context& ctx, double seconds,
+                                                EnumerationCache* enumeration) {
+    SearchOptions options = winner_options(enumeration);
+    options.keep_within_seconds = seconds;
+    SearchResult r = run(ctx, options);
+    if (r.within_overflow) return std::nullopt;
+    return std::move(r.within);
+  }
+
+  /// Work done outside a search (a time-model run per candidate), counted as the search's.
+  void spend(std::size_t work) {
+    left_ -= static_cast<std::int64_t>(work);
+    if (left_ <= 0) throw OutOfBudget{};
+  }
+
  private:
+  /// A winner-only search (no accounting) that stops at the budget left.
+  SearchOptions winner_options(EnumerationCache* enumeration) const {
+    SearchOptions options;
+    options.keep = 1;
+    options.accounting = false;
+    options.work_limit = left_;
+    options.enumeration = enumeration;
+    return options;
+  }
+  SearchResult run(const Context& ctx, const SearchOptions& options) {
+    SearchResult r = search(ctx, options);
+    left_ -= r.work;
+    if (r.incomplete || left_ <= 0) throw OutOfBudget{};
+    return r;
+  }
   std::int64_t left_ = threshold_work_budget;
 };
 
@@ -153,33 +187,139 @@ std::vector<Input> inputs(const Context& ctx) {
 
 /// Whether `b` is still one of the equals at a probe: thresholds are drawn between classes of
 /// plans the model cannot tell apart, so a swap inside the band is no threshold.
-bool same(const Context& ctx, const std::vector<Plan>& equals, const Plan& b) {
-  return std::any_of(equals.begin(), equals.end(),
+bool same(const Context& ctx, const Answer& answer, const Plan& b) {
+  return std::any_of(answer.equals.begin(), answer.equals.end(),
                      [&](const Plan& a) { return same_answer(ctx, a, b); });
 }
 
-std::optional<Plan> first(const std::vector<Plan>& equals) {
-  if (equals.empty()) return std::nullopt;
-  return equals.front();
+std::optional<Plan> first(const Answer& answer) {
+  if (answer.equals.empty()) return std::nullopt;
+  return answer.equals.front();
 }
 
+/// How an input moves every plan, where a bracket can be bisected over a candidate set
+/// (training only): a tier's bandwidth (each plan's time falls as it rises; which plans fit
+/// does not change) and the GPU's memory (times do not change; a plan that fits at a value
+/// fits above it). Other inputs change the space itself: each probe is a whole search.
+enum class Monotone { none, bandwidth, memory };
+
+Monotone monotone_kind(const Context& base, const Input& in) {
+  if (base.workload.kind != WorkloadKind::training) return Monotone::none;
+  if (in.network_only) return Monotone::bandwidth;
+  if (in.pointer == "/cluster/gpu/memory") return Monotone::memory;
+  return Monotone::none;
+}
+
+/// The answer among `candidates` at `ctx`, what search() returns there when they hold its
+/// fastest plan and that plan's whole band: the band of the fastest that fit, ordered by the
+/// rank key (search/collector.hpp finish_training). Each candidate is re-timed (bandwidth) or
+/// re-checked for fit (memory) at `ctx`; `seconds` gets each one's time, infinite where it
+/// does not fit.
+Answer answer_among(const Context& ctx, Monotone kind, std::vector<Evaluation>& candidates,
+                    std::vector<double>& seconds) {
+  constexpr double none = std::numeric_limits<double>::infinity();
+  seconds.assign(candidates.size(), none);
+  Answer out;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    Evaluation& e = candidates[i];
+    if (kind == Monotone::bandwidth) e.training = training_time(ctx, e.plan);
+    if (kind == Monotone::memory) e.memory = memory_ledger(ctx, e.plan);
+    if (e.memory.fits()) seconds[i] = 1.0 / e.training.tokens_per_second;
+    out.fastest_seconds = std::min(out.fastest_seconds, seconds[i]);
+  }
+  if (!std::isfinite(out.fastest_seconds)) return out;
+  const double limit = band_limit(out.fastest_seconds);
+  std::vector<std::pair<RankKey, std::size_t>> band;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (seconds[i] > limit) continue;
+    band.emplace_back(with_band(rank_key(ctx, candidates[i]), WorkloadKind::training, limit), i);
+  }
+  std::sort(band.begin(), band.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [key, i] : band) out.equals.push_back(candidates[i].plan);
+  return out;
+}
+
+/// A bracket's probes answered among candidates instead of by whole searches (issue 33). With
+/// `better` the end where times are lowest and the most plans fit (the larger bandwidth or
+/// memory) and `worse` the other, a plan can be the fastest, or inside its band, at a value in
+/// the bracket only if its time at `better` is within band_limit of the fastest time at
+/// `worse` (times only fall, and fits only grow, toward `better`). The candidates are the
+/// plans a search at `better` finds within that limit; each probe becomes one end of the
+/// bracket and narrows them. The answers are exactly the whole searches': the scans' flip
+/// points and plans are those of bisecting with searches (tests/explain/test_explain.cpp).
+class CandidateProbe {
+ public:
+  CandidateProbe(const Context& base, const Input& in, Monotone kind, double better,
+                 double worse, double worse_fastest, std::vector<Evaluation> candidates)
+      : base_(base), in_(in), kind_(kind), better_(better), worse_(worse),
+        worse_fastest_(worse_fastest), candidates_(std::move(candidates)) {
+    better_seconds_.reserve(candidates_.size());
+    for (const Evaluation& e : candidates_) {
+      better_seconds_.push_back(1.0 / e.training.tokens_per_second);
+    }
+  }
+
+  Answer at(double v, ScanBudget& budget) {
+    Context ctx = base_;
+    in_.set(ctx, v);
+    budget.spend(candidates_.size());
+    Answer answer = answer_among(ctx, kind_, candidates_, probe_seconds_);
+    probe_fastest_ = answer.fastest_seconds;
+    return answer;
+  }
+
+  /// The bracket is now [lo, hi] in either order, `v` (the last probe) one of its ends.
+  void narrowed(double v, double lo, double hi) {
+    better_ = std::max(lo, hi);
+    worse_ = std::min(lo, hi);
+    if (v == better_) better_seconds_ = probe_seconds_;
+    if (v == worse_) worse_fastest_ = probe_fastest_;
+    const double limit = band_limit(worse_fastest_) * (1.0 + 1e-9);  // rounding's slack
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < candidates_.size(); ++i) {
+      if (!(better_seconds_[i] <= limit)) continue;
+      candidates_[kept] = std::move(candidates_[i]);
+      better_seconds_[kept++] = better_seconds_[i];
+    }
+    candidates_.resize(kept);
+    better_seconds_.resize(kept);
+  }
+
+ private:
+  const Context& base_;
+  const Input& in_;
+  Monotone kind_;
+  double better_, worse_, worse_fastest_;
+  std::vector<Evaluation> candidates_;
+  std::vector<double> better_seconds_, probe_seconds_;
+  double probe_fastest_ = 0;
+};
+
 /// Scan from the scenario's value in factor-2 steps (one direction) up to `range`, then
-/// bisect the first bracket where the recommendation differs from `best`.
+/// bisect the first bracket where the recommendation differs from `best`: over a candidate
+/// set where the input moves every plan monotonically (CandidateProbe), else with a whole
+/// search per probe.
 std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& best,
-                              bool downward, ScanBudget& budget) {
+                              bool downward, ScanBudget& budget, double base_fastest,
+                              Bisection bisection) {
   const double start = in.get(base);
   const double limit = downward ? start / in.range : start * in.range;
   EnumerationCache enumeration;
+  EnumerationCache* reuse = in.network_only ? &enumeration : nullptr;
   auto at = [&](double v) {
     Context ctx = base;
     in.set(ctx, v);
-    return budget.equals(ctx, in.network_only ? &enumeration : nullptr);
+    return budget.equals(ctx, reuse);
   };
   auto valid = [&](double v) {
     if (in.integer && v < 1) return false;
     if (in.pointer == "/cluster/gpu/memory" && v <= base.cluster.gpu.reserve_bytes) return false;
     return v > 0;
   };
+  const Monotone kind =
+      bisection == Bisection::candidates ? monotone_kind(base, in) : Monotone::none;
+  double same_fastest = base_fastest;  // the fastest seconds per token at same_value
   double same_value = start;
   double v = start;
   for (int step = 0; step < 64; ++step) {
@@ -187,22 +327,35 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
     if (downward ? next < limit : next > limit) next = limit;
     if (in.integer) next = downward ? std::floor(next) : std::ceil(next);
     if (next == v || !valid(next)) return std::nullopt;
-    const std::vector<Plan> plans = at(next);
+    const Answer plans = at(next);
     if (!same(base, plans, best)) {
       // Bisect between same_value (same answer) and next (different).
       double lo = same_value, hi = next;
       std::optional<Plan> other = first(plans);
+      std::optional<CandidateProbe> probe;
+      const double worse = std::min(lo, hi);
+      const double worse_fastest = worse == next ? plans.fastest_seconds : same_fastest;
+      if (kind != Monotone::none && std::isfinite(worse_fastest)) {
+        Context at_better = base;
+        in.set(at_better, std::max(lo, hi));
+        const double within = band_limit(worse_fastest) * (1.0 + 1e-9);  // rounding's slack
+        if (auto candidates = budget.within(at_better, within, reuse)) {
+          probe.emplace(base, in, kind, std::max(lo, hi), worse, worse_fastest,
+                        std::move(*candidates));
+        }
+      }
       for (int i = 0; i < 40; ++i) {
         const double mid = in.integer ? std::floor((lo + hi) / 2) : std::sqrt(lo * hi);
         if (in.integer ? std::abs(hi - lo) <= 1 : std::abs(hi / lo - 1) < 1e-3) break;
         if (mid == lo || mid == hi) break;
-        const std::vector<Plan> mp = at(mid);
+        const Answer mp = probe ? probe->at(mid, budget) : at(mid);
         if (same(base, mp, best)) {
           lo = mid;
         } else {
           hi = mid;
           other = first(mp);
         }
+        if (probe) probe->narrowed(mid, lo, hi);
       }
       Threshold t;
       t.parameter = in.pointer;
@@ -216,6 +369,7 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
       return t;
     }
     same_value = next;
+    same_fastest = plans.fastest_seconds;
     v = next;
     if (v == limit) return std::nullopt;
   }
@@ -243,7 +397,7 @@ std::optional<Threshold> node_size(const Context& base, const Plan& best, bool d
     Context ctx = base;
     ctx.cluster.gpus_per_node = d;
     ctx.cluster.nodes = world / d;
-    const std::vector<Plan> plans = budget.equals(ctx);
+    const Answer plans = budget.equals(ctx);
     if (!same(ctx, plans, best)) {
       Threshold t;
       t.parameter = "/cluster/gpus_per_node";
@@ -270,7 +424,7 @@ std::vector<std::string> threshold_parameters(const Context& ctx) {
 
 std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best, unsigned threads,
                                        std::vector<ScanGivenUp>* not_searched,
-                                       std::int64_t search_work) {
+                                       std::int64_t search_work, Bisection bisection) {
   // Every scan is an independent task (a pure function of the context); tasks run on a small
   // pool and each writes its own slot, and the slots are read in task order, so the output is
   // the serial result whatever the thread count and timing.
@@ -278,6 +432,18 @@ std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best, uns
   const std::size_t tasks = 2 * scanned.size() + 2;
   std::vector<char> gave_up(tasks, 0);
   const bool hopeless = search_work > threshold_search_limit;
+  // The fastest seconds per token at the scenario's own values, where a scan's first bracket
+  // starts (CandidateProbe): one search shared by every scan.
+  double base_fastest = std::numeric_limits<double>::infinity();
+  if (!hopeless && ctx.workload.kind == WorkloadKind::training &&
+      bisection == Bisection::candidates) {
+    try {
+      ScanBudget budget;
+      base_fastest = budget.equals(ctx).fastest_seconds;
+    } catch (const OutOfBudget&) {
+      // left infinite: the scans bisect with whole searches
+    }
+  }
   auto run = [&](std::size_t i) -> std::optional<Threshold> {
     const bool downward = i % 2 == 0;
     if (hopeless) {
@@ -286,7 +452,9 @@ std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best, uns
     }
     ScanBudget budget;
     try {
-      if (i / 2 < scanned.size()) return scan(ctx, scanned[i / 2], best, downward, budget);
+      if (i / 2 < scanned.size()) {
+        return scan(ctx, scanned[i / 2], best, downward, budget, base_fastest, bisection);
+      }
       return node_size(ctx, best, downward, budget);
     } catch (const OutOfBudget&) {
       gave_up[i] = 1;

@@ -97,7 +97,8 @@ inline constexpr std::array<const char*, 3> kind_names{"batch", "divisibility", 
 class Collector {
  public:
   Collector(const Context& ctx, const SearchOptions& options, SearchResult& result)
-      : ctx_(ctx), keep_(options.keep), result_(result), whole_band_(options.whole_band) {
+      : ctx_(ctx), keep_(options.keep), result_(result), whole_band_(options.whole_band),
+        within_limit_(options.keep_within_seconds), within_max_(options.keep_within_max) {
     top_.reserve(keep_ + 1);
   }
 
@@ -108,6 +109,7 @@ class Collector {
   /// enter: it is outside the band of the fastest plan so far (the band only narrows), and
   /// slower than every kept plan, which rank by exact time outside the band (rank.hpp).
   [[nodiscard]] bool beyond(double lower_bound) const noexcept {
+    if (lower_bound <= within_limit_) return false;  // wanted in `within` whatever its rank
     if (keep_ == 0) return true;
     if (!full()) return false;
     return lower_bound > band_limit(fastest_) && lower_bound > top_.back().first.exact_time;
@@ -120,6 +122,14 @@ class Collector {
     e.plan = p;
     e.memory = ledger;
     e.training = t;
+    if (seconds <= within_limit_ && !result_.within_overflow) {
+      if (result_.within.size() == within_max_) {
+        result_.within_overflow = true;
+        result_.within = {};
+      } else {
+        result_.within.push_back(e);
+      }
+    }
     const RankKey key = rank_key(ctx_, e);
     if (seconds < fastest_) {
       fastest_ = seconds;
@@ -207,6 +217,8 @@ class Collector {
   std::size_t keep_;
   SearchResult& result_;
   bool whole_band_;
+  double within_limit_;      ///< SearchOptions::keep_within_seconds
+  std::size_t within_max_;   ///< SearchOptions::keep_within_max
   /// Training: the fastest `keep` plans by exact time; serving: the best `keep` keys.
   std::vector<std::pair<RankKey, Evaluation>> top_;
   /// Training: every plan inside the band of the fastest so far (a superset of the final band).

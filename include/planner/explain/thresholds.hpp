@@ -9,7 +9,8 @@
 
 /// "What would change the answer": for each key input, the nearest value below and above the
 /// scenario's at which the recommended plan changes, found by running the whole planner at
-/// geometrically spaced values and bisecting the first bracket (docs/ranking.md §4). Depends
+/// geometrically spaced values and bisecting the first bracket (docs/ranking.md §4; over a
+/// candidate set where the input moves every plan monotonically, docs/performance.md). Depends
 /// on the search and the model only; the report renders the records.
 
 namespace planner {
@@ -61,12 +62,19 @@ struct ScanGivenUp {
   ThresholdSide side = ThresholdSide::below;
 };
 
+/// How a scan bisects its bracket: over a candidate set where the input moves every plan
+/// monotonically (a tier's bandwidth, the GPU's memory; the default, explain/thresholds.cpp
+/// CandidateProbe), or with a whole search per probe everywhere (the reference the first is
+/// tested against; its scans run out of budget sooner).
+enum class Bisection { candidates, whole_searches };
+
 /// Thresholds around the plan `best` (the recommendation for `ctx`), whose search did
 /// `search_work` (0: unknown, the scans run). The scans run on up to
 /// `threads` threads (0: one per core); the result is the same for every thread count. Scans
 /// that ran out of threshold_work_budget are listed in `not_searched`, when given.
 [[nodiscard]] std::vector<Threshold> find_thresholds(
     const Context& ctx, const Plan& best, unsigned threads = 0,
-    std::vector<ScanGivenUp>* not_searched = nullptr, std::int64_t search_work = 0);
+    std::vector<ScanGivenUp>* not_searched = nullptr, std::int64_t search_work = 0,
+    Bisection bisection = Bisection::candidates);
 
 }  // namespace planner

@@ -77,6 +77,14 @@ struct SearchOptions {
   /// Training: return every plan inside the tolerance band even past `keep` (thresholds ask
   /// whether a plan is still one of the equals).
   bool whole_band = false;
+  /// Training: also return, in SearchResult::within, every plan whose seconds per token are at
+  /// most this (0: none), whatever `keep` (the threshold scans' candidate sets,
+  /// explain/thresholds.cpp). Pruning keeps it exact: only candidates whose lower bound is
+  /// above both this and the kept plans are skipped; `ranked` is unchanged.
+  double keep_within_seconds = 0;
+  /// At most this many plans in `within`; past it the list is emptied and
+  /// SearchResult::within_overflow set (bounded memory on a space of millions of plans).
+  std::size_t keep_within_max = 20'000;
   /// Winner-only training search (prune, no accounting): the enumeration to reuse or fill.
   /// Only for contexts that differ from the one that filled it in tier bandwidths alone.
   EnumerationCache* enumeration = nullptr;
@@ -106,6 +114,10 @@ struct SearchResult {
   /// runs (the same count on every run of the same search).
   std::int64_t work = 0;
   bool incomplete = false;  ///< stopped at options.work_limit: no answer
+  /// Training, with SearchOptions::keep_within_seconds: every plan at most that many seconds
+  /// per token, in the order they were timed.
+  std::vector<Evaluation> within;
+  bool within_overflow = false;  ///< more than keep_within_max plans qualified
   [[nodiscard]] bool found() const noexcept { return !ranked.empty(); }
 };
 
