@@ -319,6 +319,22 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
   };
   const Monotone kind =
       bisection == Bisection::candidates ? monotone_kind(base, in) : Monotone::none;
+  // Candidates for the bracket [worse, better] (values of the input), where the fastest time
+  // at `worse` is known; none where it is not (nothing fits there) or too many qualify.
+  std::optional<CandidateProbe> probe;
+  auto make_probe = [&](double better, double worse, double worse_fastest) {
+    if (kind == Monotone::none || !std::isfinite(worse_fastest)) return;
+    Context at_better = base;
+    in.set(at_better, better);
+    const double within = band_limit(worse_fastest) * (1.0 + 1e-9);  // rounding's slack
+    if (auto candidates = budget.within(at_better, within, reuse)) {
+      probe.emplace(base, in, kind, better, worse, worse_fastest, std::move(*candidates));
+    }
+  };
+  auto answer_at = [&](double v) { return probe ? probe->at(v, budget) : at(v); };
+  // Upward, the start is the worse end of the whole range: one candidate set serves the
+  // factor-2 steps and the bisection. Downward the far end's fastest time is not known.
+  if (!downward) make_probe(limit, start, base_fastest);
   double same_fastest = base_fastest;  // the fastest seconds per token at same_value
   double same_value = start;
   double v = start;
@@ -327,28 +343,22 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
     if (downward ? next < limit : next > limit) next = limit;
     if (in.integer) next = downward ? std::floor(next) : std::ceil(next);
     if (next == v || !valid(next)) return std::nullopt;
-    const Answer plans = at(next);
+    const Answer plans = answer_at(next);
     if (!same(base, plans, best)) {
       // Bisect between same_value (same answer) and next (different).
       double lo = same_value, hi = next;
       std::optional<Plan> other = first(plans);
-      std::optional<CandidateProbe> probe;
-      const double worse = std::min(lo, hi);
-      const double worse_fastest = worse == next ? plans.fastest_seconds : same_fastest;
-      if (kind != Monotone::none && std::isfinite(worse_fastest)) {
-        Context at_better = base;
-        in.set(at_better, std::max(lo, hi));
-        const double within = band_limit(worse_fastest) * (1.0 + 1e-9);  // rounding's slack
-        if (auto candidates = budget.within(at_better, within, reuse)) {
-          probe.emplace(base, in, kind, std::max(lo, hi), worse, worse_fastest,
-                        std::move(*candidates));
-        }
+      if (probe) {
+        probe->narrowed(next, lo, hi);
+      } else {
+        const double worse = std::min(lo, hi);
+        make_probe(std::max(lo, hi), worse, worse == next ? plans.fastest_seconds : same_fastest);
       }
       for (int i = 0; i < 40; ++i) {
         const double mid = in.integer ? std::floor((lo + hi) / 2) : std::sqrt(lo * hi);
         if (in.integer ? std::abs(hi - lo) <= 1 : std::abs(hi / lo - 1) < 1e-3) break;
         if (mid == lo || mid == hi) break;
-        const Answer mp = probe ? probe->at(mid, budget) : at(mid);
+        const Answer mp = answer_at(mid);
         if (same(base, mp, best)) {
           lo = mid;
         } else {
@@ -368,6 +378,7 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
       t.unit_scale = in.unit_scale;
       return t;
     }
+    if (probe) probe->narrowed(next, next, limit);
     same_value = next;
     same_fastest = plans.fastest_seconds;
     v = next;
