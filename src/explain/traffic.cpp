@@ -148,7 +148,7 @@ TrafficNote ep_note(const Context& ctx, const Evaluation& e) {
 }
 
 /// The lowest bandwidths at which the step's dp collectives hide behind their windows and fit
-/// the comm budget, on ring costs (step_time.hpp's overlap model), per GPU on the group's tier.
+/// the comm budget, on ring costs (data_parallel_time.hpp's overlap model), per GPU on the group's tier.
 /// On the node's rails (collectives.hpp multi_rail_ring_cost) a ring pass counts NCCL's steps,
 /// n − o inside the nodes and o − 1 across, and its bus bandwidth is the node's i rails
 /// together, so each GPU's link needs 1/i of it (while the node's fabric carries the bus).

@@ -140,7 +140,7 @@ std::string dp_summary(const Evaluation& e, const TrafficNote& n, const DpFacts&
                           seconds_text(f.fsdp_bytes_per_micro_batch / f.rail_bandwidth));
     }
   }
-  // Under hybrid sharding (Plan::dp_shard; step_time.hpp fill_replica_all_reduce) the main
+  // Under hybrid sharding (Plan::dp_shard; data_parallel_time.hpp fill_replica_all_reduce) the main
   // sentence is the shard group's and the replicas' all-reduce has its own.
   const double group_seconds = d.comm_seconds - d.replica_seconds;
   const double group_whole_seconds = d.whole_buffer_seconds - d.replica_all_reduce.seconds();

@@ -68,7 +68,7 @@ struct Gpu {
   bool fp8_rate_from_efficiency = false;
   /// Streaming multiprocessors (AMD: compute units), from the catalog; 0 = not known. The
   /// share of them an overlapped collective's kernels take is the overlap's cost
-  /// (step_time.hpp overlapped_collective).
+  /// (micro_batch_time.hpp overlapped_collective).
   double compute_units = 0;
 };
 

@@ -24,7 +24,7 @@ namespace planner {
 /// communication`, action store_false, dest overlap_p2p_comm: on unless switched off), and the
 /// tp collectives inside the GEMMs (`--tp-comm-overlap`, off in arguments.py but set by the
 /// NVIDIA recipes the validation records use: dgxc gpt3_175b_hydra.yaml ub_tp_comm_overlap
-/// true; timed only where the tp group has peer memory, step_time.hpp). The export writes both.
+/// true; timed only where the tp group has peer memory, micro_batch_time.hpp). The export writes both.
 inline void apply_framework_defaults(Framework f, Model& m, Workload& w) noexcept {
   if (f != Framework::megatron || w.kind != WorkloadKind::training) return;
   if (!w.training.tp_comm_overlap_stated) w.training.tp_comm_overlap = true;

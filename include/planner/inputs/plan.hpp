@@ -70,19 +70,19 @@ struct Plan {
   /// each stage holds v chunks of L/(pp·v) layers; 1 is plain 1F1B.
   std::int64_t virtual_stages = 1;
   /// The tp collectives run inside the GEMMs next to them (Megatron-LM --tp-comm-overlap,
-  /// Transformer Engine userbuffers; needs sequence parallelism): step_time.hpp
+  /// Transformer Engine userbuffers; needs sequence parallelism): micro_batch_time.hpp
   /// layer_tp_overlap. Set for every candidate by workload.tp_comm_overlap.
   bool tp_comm_overlap = false;
   /// Interleaved 1F1B's stage-boundary sends run beside the next chunk's compute (Megatron-LM
   /// --overlap-p2p-communication, NeMo overlap_p2p_comm; only with virtual_stages > 1):
-  /// step_time.hpp add_pipeline. Set for every candidate by workload.pp_comm_overlap.
+  /// micro_batch_time.hpp add_pipeline. Set for every candidate by workload.pp_comm_overlap.
   bool pp_comm_overlap = false;
   /// The input embedding and the loss (output layer) each take a layer's place in the
   /// pipeline split, so the end stages hold one layer fewer (Megatron-LM
   /// --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split; Llama 3,
   /// arXiv 2407.21783, §3.3.2): activations.hpp stage_layers. Only with pp > 1.
   bool tables_in_pipeline_split = false;
-  /// ZeRO-3's collectives per layer and whether its gathers block (step_time.hpp
+  /// ZeRO-3's collectives per layer and whether its gathers block (data_parallel_time.hpp
   /// fill_sharded_state_traffic); set for every candidate by the workload's settings of the
   /// same names (inputs/workload.hpp).
   std::int64_t zero3_collectives_per_layer = 1;

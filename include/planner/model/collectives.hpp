@@ -48,7 +48,7 @@ enum class Algorithm { ring, tree, one_shot, pairwise, direct, multi_rail_ring, 
 /// node.json `launch-overhead-nccl-1984-h800-cudagraph`, a launch microbenchmark the
 /// calibration rule admits; the raw cuLaunchKernel of `launch-overhead-tritonbench-gb200` is
 /// the same 3.0 µs). Charged where a schedule issues many small exchanges in a row: each ring
-/// step of context parallelism and each stage-boundary send (step_time.hpp).
+/// step of context parallelism and each stage-boundary send (micro_batch_time.hpp).
 inline constexpr double collective_launch_seconds = 3.0e-6;
 
 /// Time of one collective, split into its latency (α) and wire (bytes/β) parts.

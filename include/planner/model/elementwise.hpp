@@ -29,7 +29,7 @@
 /// read g, u and dy, write dg and du. MoE permutation: Megatron-LM moe_utils.permute copies each
 /// token to its k experts, unpermute gathers the k copies back, h each way per copy.)
 /// The attention core's own traffic is inside the attention kernel (FlashAttention) or in
-/// step_time.hpp's score-matrix I/O (untiled); rotary embeddings (a read and write of Q and K)
+/// micro_batch_time.hpp's score-matrix I/O (untiled); rotary embeddings (a read and write of Q and K)
 /// are not counted.
 ///
 /// The loss on the stage that holds the output layer (the timed stage, as its FLOPs count the

@@ -147,7 +147,7 @@ struct GpuParams {
          experts / (static_cast<double>(expert_tp(p)) * static_cast<double>(p.ep));
 }
 
-/// One figure per GEMM of a layer (weights, or seconds in step_time.hpp layer_gemm_seconds).
+/// One figure per GEMM of a layer (weights, or seconds in micro_batch_time.hpp layer_gemm_seconds).
 /// The weights of a layer's four GEMMs for an MLP of width `f`: QKV h·(q + 2·h_kv) (fused in
 /// Megatron-LM), the output projection q·h, the first MLP GEMM h·f (2·h·f gated: gate and up
 /// fused) and the second f·h (Megatron-LM transformer layer; attention_layer_params less
