@@ -3,7 +3,7 @@
 // flip point and plan. The argument for exactness (times only fall as a tier's bandwidth
 // rises; a plan that fits fits at more memory; the band at any value inside a bracket is
 // among the plans within band_limit of the worse end's fastest, timed at the better end) is
-// in the code; this checks it on bundled scenarios and on variations of them.
+// in explain/threshold_probe.hpp; this checks it on bundled scenarios and on variations of them.
 #include <catch2/catch.hpp>
 
 #include <map>
