@@ -33,11 +33,7 @@ struct CollectiveArgs {
 };
 
 Collective parse_collective(const std::string& s) {
-  if (s == "all-gather") return Collective::all_gather;
-  if (s == "reduce-scatter") return Collective::reduce_scatter;
-  if (s == "all-to-all") return Collective::all_to_all;
-  if (s == "point-to-point") return Collective::point_to_point;
-  return Collective::all_reduce;
+  return collective_named(s).value_or(Collective::all_reduce);  // --op admits only names
 }
 
 int run_collective(const CollectiveArgs& a, std::ostream& out) {
@@ -160,8 +156,10 @@ Runner add_collective(CLI::App& sub) {
   sub.add_option("--bw", a->bandwidth_gb_per_s, "Bandwidth per GPU, GB/s")->required();
   sub.add_option("--latency", a->latency_us, "Latency per hop, microseconds")->required();
   sub.add_option("--bytes", a->bytes, "Message size in bytes")->required();
+  std::vector<std::string> op_names;
+  for (const Named<Collective>& n : collective_names) op_names.emplace_back(n.name);
   sub.add_option("--op", a->op, "all-reduce, all-gather, reduce-scatter, all-to-all, point-to-point")
-      ->check(CLI::IsMember({"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "point-to-point"}))
+      ->check(CLI::IsMember(op_names))
       ->default_val("all-reduce");
   sub.add_flag("--across-nodes", a->across_nodes, "The group spans nodes (no one-shot)");
   sub.add_option("--per-node", a->per_node,

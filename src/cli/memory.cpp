@@ -30,10 +30,7 @@ struct MemoryArgs {
 };
 
 Recompute parse_recompute(const std::string& text) {
-  if (text == "none") return Recompute::none;
-  if (text == "selective") return Recompute::selective;
-  if (text == "op") return Recompute::op;
-  return Recompute::full;
+  return recompute_named(text).value_or(Recompute::full);  // the flag's check admits only names
 }
 
 Placement parse_placement(const std::string& text) {
@@ -183,8 +180,10 @@ Runner add_memory(CLI::App& sub) {
                    std::string(row.flag_help));
   }
   sub.add_option("--zero", a->zero, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
-  sub.add_option("--recompute", a->recompute, "none, selective or full")
-      ->check(CLI::IsMember({"none", "selective", "op", "full"}));
+  std::vector<std::string> recompute_flag_names;
+  for (const Named<Recompute>& n : recompute_names) recompute_flag_names.emplace_back(n.name);
+  sub.add_option("--recompute", a->recompute, "none, selective, op or full")
+      ->check(CLI::IsMember(recompute_flag_names));
   sub.add_option("--flash", a->flash, "Tiled attention: on or off")->check(CLI::IsMember({"on", "off"}));
   sub.add_option("--sp", a->sp, "Sequence parallelism: on or off")->check(CLI::IsMember({"on", "off"}));
   sub.add_option("--etp", a->etp, "Expert tensor-parallel degree (MoE; divides tp; default tp)");

@@ -131,15 +131,12 @@ void apply_item(Constraints& c, std::string_view item, const std::string& origin
     if (it.op != Op::eq) {
       throw InputError(origin, pointer, fmt::format("item '{}': recompute takes '=' only", item));
     }
-    Recompute r = Recompute::none;
-    if (it.value == "none") r = Recompute::none;
-    else if (it.value == "selective") r = Recompute::selective;
-    else if (it.value == "op") r = Recompute::op;
-    else if (it.value == "full") r = Recompute::full;
-    else {
+    const std::optional<Recompute> named = recompute_named(it.value);
+    if (!named) {
       throw InputError(origin, pointer,
                        fmt::format("item '{}': expected none, selective, op or full", item));
     }
+    const Recompute r = *named;
     set_once(c.recompute, r, item, origin, pointer);
   } else {
     static const std::vector<std::string> names{"tp",    "cp", "dp", "pp",       "zero",

@@ -74,10 +74,13 @@ inline constexpr NumberRule arrival_rate{0, true, 1e9, "a positive rate in reque
 // the wrong unit (engines use 256 to 16384 tokens).
 inline constexpr std::int64_t max_prefill_chunks = 4096;
 
-inline constexpr std::array recompute_choices{Choice<Recompute>{"none", Recompute::none},
-                                       Choice<Recompute>{"selective", Recompute::selective},
-                                       Choice<Recompute>{"op", Recompute::op},
-                                       Choice<Recompute>{"full", Recompute::full}};
+inline constexpr auto recompute_choices = [] {
+  std::array<Choice<Recompute>, recompute_names.size()> out{};
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i] = {recompute_names[i].name, recompute_names[i].value};
+  }
+  return out;
+}();
 inline constexpr std::array kv_sharding_choices{Choice<KvSharding>{"replicate", KvSharding::replicate},
                                          Choice<KvSharding>{"batch", KvSharding::batch}};
 /// workload.elementwise_kernels: fused (Megatron-LM, Transformer Engine) or eager (one PyTorch

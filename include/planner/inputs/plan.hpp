@@ -5,6 +5,8 @@
 #include <optional>
 #include <string_view>
 
+#include "planner/base/named.hpp"
+
 /// One parallel configuration: the degrees of the axes, the memory-saving switches, the batch
 /// split and the placement of the axes on the machine. The axes are a table (`axes` below):
 /// every loop over axes (placements, rank key, search, loader, CLI flags, output) reads it, so
@@ -18,14 +20,28 @@ namespace planner {
 /// activations.hpp op_saved_width); full (each layer's forward again).
 enum class Recompute { none, selective, op, full };
 
+/// Recompute's names, least to most, as scenarios, flags, constraints and output spell them:
+/// the one list every parser and writer reads.
+inline constexpr std::array<Named<Recompute>, 4> recompute_names{{
+    {"none", Recompute::none},
+    {"selective", Recompute::selective},
+    {"op", Recompute::op},
+    {"full", Recompute::full},
+}};
+
 [[nodiscard]] constexpr std::string_view to_string(Recompute r) noexcept {
-  switch (r) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::op: return "op";
-    case Recompute::full: return "full";
+  for (const Named<Recompute>& n : recompute_names) {
+    if (n.value == r) return n.name;
   }
   return "none";
+}
+
+/// The Recompute a name spells, if any.
+[[nodiscard]] constexpr std::optional<Recompute> recompute_named(std::string_view name) noexcept {
+  for (const Named<Recompute>& n : recompute_names) {
+    if (n.name == name) return n.value;
+  }
+  return std::nullopt;
 }
 
 /// The axes, in the table's order. Placement lists them innermost first: the innermost axis

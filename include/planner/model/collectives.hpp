@@ -4,8 +4,10 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
+#include "planner/base/named.hpp"
 #include "planner/inputs/cluster.hpp"
 
 /// α–β costs of the collectives the planner uses (docs/model.md §4).
@@ -18,15 +20,28 @@ namespace planner {
 enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, point_to_point };
 enum class Algorithm { ring, tree, one_shot, pairwise, direct, multi_rail_ring, multi_rail_tree };
 
+/// Collective's names as `planner collective --op` and the output spell them.
+inline constexpr std::array<Named<Collective>, 5> collective_names{{
+    {"all-reduce", Collective::all_reduce},
+    {"all-gather", Collective::all_gather},
+    {"reduce-scatter", Collective::reduce_scatter},
+    {"all-to-all", Collective::all_to_all},
+    {"point-to-point", Collective::point_to_point},
+}};
+
 [[nodiscard]] constexpr std::string_view to_string(Collective c) noexcept {
-  switch (c) {
-    case Collective::all_reduce: return "all-reduce";
-    case Collective::all_gather: return "all-gather";
-    case Collective::reduce_scatter: return "reduce-scatter";
-    case Collective::all_to_all: return "all-to-all";
-    case Collective::point_to_point: return "point-to-point";
+  for (const Named<Collective>& n : collective_names) {
+    if (n.value == c) return n.name;
   }
   return "all-reduce";
+}
+
+/// The Collective a name spells, if any.
+[[nodiscard]] constexpr std::optional<Collective> collective_named(std::string_view name) noexcept {
+  for (const Named<Collective>& n : collective_names) {
+    if (n.name == name) return n.value;
+  }
+  return std::nullopt;
 }
 
 [[nodiscard]] constexpr std::string_view to_string(Algorithm a) noexcept {
