@@ -35,7 +35,8 @@ ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1 UBSAN_OPTIONS=print_stacktrac
   ctest --test-dir build-asan --output-on-failure -j "$jobs" | tee build-asan/ctest.log
 echo "   sanitizer tests: $((SECONDS - tests)) s"
 
-# Fuzzing, time-boxed: the scenario harness 45 s and the CLI harness 15 s. Seeds: scenarios/ and
+# Fuzzing, time-boxed: the scenario harness 45 s, the CLI harness 15 s, the inputs harness
+# 20 s. Seeds: scenarios/ and
 # fuzz/seeds/; the corpus the run grows stays in build-asan/corpus for the next run. A crash,
 # sanitizer report, uncaught exception, NaN or infinity in the output, or an input slower than
 # 60 s fails the stage and leaves the input in build-asan/artifacts/. 60 s of this build (ASan,
@@ -50,6 +51,11 @@ build-asan/fuzz/fuzz_scenario build-asan/corpus scenarios fuzz/seeds -dict=fuzz/
 # The command-line harness, briefly: its space (flags of memory and collective) is small.
 build-asan/fuzz/fuzz_cli build-asan/cli_corpus fuzz/cli_seeds -dict=fuzz/cli.dict \
   -max_len=1024 -timeout=60 -rss_limit_mb=4096 -max_total_time=15 -print_final_stats=1 \
+  -artifact_prefix=build-asan/artifacts/
+# The other files the commands read: calibrate's inputs, import hf, validate's records.
+mkdir -p build-asan/inputs_corpus
+build-asan/fuzz/fuzz_inputs build-asan/inputs_corpus fuzz/input_seeds -dict=fuzz/inputs.dict \
+  -max_len=8192 -timeout=60 -rss_limit_mb=4096 -max_total_time=20 -print_final_stats=1 \
   -artifact_prefix=build-asan/artifacts/
 echo "   fuzzing: $((SECONDS - fuzz)) s"
 echo "   sanitizer and fuzzing stage: $((SECONDS - stage)) s"

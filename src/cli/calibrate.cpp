@@ -15,6 +15,7 @@
 #include "planner/calibrate/calibrate.hpp"
 #include "planner/cli/cli.hpp"
 #include "planner/io/scenario_json.hpp"
+#include "planner/report/report.hpp"
 
 namespace planner::cli {
 
@@ -65,7 +66,7 @@ int run_calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) 
   if (!a.profile_out.empty()) {
     errno = 0;
     std::ofstream f(a.profile_out);
-    f << calibrate::profile_json(c).dump(2) << "\n";
+    f << dump_json(calibrate::profile_json(c));
     f.flush();
     // An output that cannot be written is exit 4 like any other (docs/output.md §Exit codes),
     // not bad input: `--profile-out /dev/full` said exit 2 (issue 32).
@@ -76,7 +77,7 @@ int run_calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) 
     }
   }
   if (a.format == "json") {
-    out << calibrate::calibration_json(c).dump(2) << "\n";
+    out << dump_json(calibrate::calibration_json(c));
   } else {
     out << calibrate::calibration_text(c);
   }

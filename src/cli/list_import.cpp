@@ -6,6 +6,7 @@
 #include "planner/io/catalog.hpp"
 #include "planner/io/presets.hpp"
 #include "planner/io/scenario_json.hpp"
+#include "planner/report/report.hpp"
 
 /// `planner list models` and `planner import hf config.json`: what a scenario's "model" can
 /// name instead of spelling out the widths (io/presets.hpp).
@@ -72,7 +73,7 @@ Runner add_import(CLI::App& sub) {
       throw InputError(origin, hf.empty() ? "" : "/" + std::string(hf),
                        "the model this config describes cannot be planned: " + e.message());
     }
-    out << json{{"model", model}}.dump(2) << "\n";
+    out << dump_json(json{{"model", model}});
     err << fmt::format("planner: note: seq_len is the context window ({}); set the sequence "
                        "length you train or serve with\n",
                        model.at("seq_len").get<std::int64_t>());

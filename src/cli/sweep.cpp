@@ -46,7 +46,7 @@ std::string csv_cell(const json& v) {
   if (v.is_string()) return csv_field(v.get<std::string>());
   if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
   if (v.is_number()) return fmt::format("{:.6g}", v.get<double>());
-  return csv_field(v.dump());
+  return csv_field(v.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 constexpr std::string_view measured_pointer = "/workload/step_time_per_micro_batch";
@@ -127,7 +127,7 @@ std::string run_point(const json& base, const Grid& grid, std::size_t i, const s
   json line = {{"point", point}, {"binding_constraint", binding_kind}};
   line["status"] = r.found() ? "ok" : "no_fit";
   line["best"] = r.found() ? plan_json(ctx, r.ranked.front()) : json(nullptr);
-  return line.dump() + "\n";
+  return line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 void progress(std::ostream& err, std::size_t done, std::size_t total,

@@ -5,6 +5,7 @@
 
 #include "planner/report/explain_text.hpp"
 #include "planner/report/export.hpp"
+#include "planner/report/report.hpp"
 
 /// DeepSpeed config keys, DeepSpeed 0.19.6 (commit edaa7221267243c7be7fb49c5d5f5c4fb97b4641):
 /// deepspeed/runtime/constants.py (train_batch_size, train_micro_batch_size_per_gpu,
@@ -65,7 +66,7 @@ std::string deepspeed_json(const Context& ctx, const Plan& p) {
                                      {"contiguous_memory_optimization", false},
                                      {"cpu_checkpointing", false}};
   }
-  return c.dump(2) + "\n";
+  return dump_json(c);
 }
 
 }  // namespace planner

@@ -37,7 +37,7 @@ std::string number_text(double v) {
 std::string value_text(const json& v) {
   if (v.is_number()) return number_text(v.get<double>());
   if (v.is_string()) return v.get<std::string>();
-  return v.dump();
+  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 /// The points, each on the curve of its values of the inputs after the first.

@@ -181,7 +181,9 @@ void check_finite(const json& j, const std::string& where) {
 
 std::string dump_json(const json& j) {
   check_finite(j, "");
-  return j.dump(2) + "\n";
+  // Text from a user's file (a record's id, a log line quoted in a reason, a device name) may
+  // hold bytes that are not UTF-8: written as U+FFFD rather than failing the whole output.
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 std::string headline(const Context& ctx, const Evaluation& e) {

@@ -77,7 +77,7 @@ void print_search_regrets(const std::vector<SearchRegret>& rows, const std::stri
                       {"launchable", r.launchable}});
     }
     j["rows"] = list;
-    out << j.dump(1) << "\n";
+    out << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
   out << fmt::format("{:<44} {:>8}  {}\n", "record", "speed-up", "planner's pick (published plan)");

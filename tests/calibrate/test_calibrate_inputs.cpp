@@ -285,3 +285,21 @@ TEST_CASE("Two collectives or two tables in one nccl-tests file are refused (iss
   CHECK_THAT(error_of([&] { (void)parse_nccl_tests(two_tables, "t.txt"); }),
              Contains("a second table after rows of the first"));
 }
+
+TEST_CASE("Bytes that are not UTF-8 in a skipped line reach JSON output as U+FFFD, not a crash",
+          "[calibrate][hostile]") {
+  // Found by fuzz/fuzz_inputs.cpp: a row whose time field held 0xFF bytes was quoted in the
+  // skipped-lines note, and nlohmann's dump threw type_error 316 (exit 3, "internal error").
+  std::string text = cli_harness::read("tests/data/calibrate/h100-2node-all_reduce_perf.txt");
+  // The table's own 1024-byte row with its out-of-place time replaced by two such bytes.
+  text += "        1024           256     float     sum      -1    \xff\xfe    0.01    0.01      0"
+          "    123.1    0.01    0.02      0\n";
+  const std::filesystem::path file = std::filesystem::temp_directory_path() /
+      ("planner_test_utf8_" + std::to_string(getpid()) + "_all_reduce_perf.txt");
+  std::ofstream(file, std::ios::binary) << text;
+  const auto r = cli_harness::run({"calibrate", "--nccl", file.string(), "--format", "json"});
+  std::filesystem::remove(file);
+  CHECK(r.code == 0);
+  const auto doc = nlohmann::json::parse(r.out);  // valid JSON, so valid UTF-8
+  CHECK_THAT(doc.dump(), Catch::Contains("\xef\xbf\xbd"));
+}
