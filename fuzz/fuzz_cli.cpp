@@ -23,11 +23,13 @@
 #include <string_view>
 #include <vector>
 
+#include "clean_lines.hpp"
 #include "non_finite_word.hpp"
 #include "planner/cli/cli.hpp"
 
 namespace {
 
+using test_support::clean_lines;
 using test_support::has_non_finite_word;
 
 /// The scenario files a command may name, by their short names (a.json), mapped to their
@@ -92,28 +94,6 @@ class FullAfter : public std::streambuf {
  private:
   std::size_t room_;
 };
-
-/// An error is one line: every "planner: error:" or "planner: warning:" line ends the text or
-/// is followed by another such line (or the parser's usage hint), and no control character
-/// other than the newlines appears.
-bool clean_lines(const std::string& err) {
-  for (const char c : err) {
-    const auto b = static_cast<unsigned char>(c);
-    if ((b < 0x20 && c != '\n') || b == 0x7F) return false;
-  }
-  std::size_t start = 0;
-  while (start < err.size()) {
-    const std::size_t end = err.find('\n', start);
-    if (end == std::string::npos) return false;  // unterminated line
-    const std::string_view line(err.data() + start, end - start);
-    if (!line.starts_with("planner: ") && line != "Run 'planner --help' for usage." &&
-        !line.starts_with("\r[")) {  // the progress bar, never on in-process runs
-      return false;
-    }
-    start = end + 1;
-  }
-  return true;
-}
 
 }  // namespace
 

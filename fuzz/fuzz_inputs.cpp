@@ -20,33 +20,17 @@
 #include <string_view>
 #include <vector>
 
+#include "clean_lines.hpp"
 #include "non_finite_word.hpp"
 #include "planner/cli/cli.hpp"
 
 namespace {
 
+using test_support::clean_lines;
 using test_support::has_non_finite_word;
 
 std::string source(const char* relative) {
   return (std::filesystem::path(PLANNER_SOURCE_DIR) / relative).string();
-}
-
-/// Every line of standard error starts "planner: " (or is the parser's usage hint), and no
-/// control character but the newlines appears.
-bool clean_lines(const std::string& err) {
-  for (const char c : err) {
-    const auto b = static_cast<unsigned char>(c);
-    if ((b < 0x20 && c != '\n') || b == 0x7F) return false;
-  }
-  std::size_t start = 0;
-  while (start < err.size()) {
-    const std::size_t end = err.find('\n', start);
-    if (end == std::string::npos) return false;
-    const std::string_view line(err.data() + start, end - start);
-    if (!line.starts_with("planner: ") && line != "Run 'planner --help' for usage.") return false;
-    start = end + 1;
-  }
-  return true;
 }
 
 }  // namespace
