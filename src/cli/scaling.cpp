@@ -8,6 +8,7 @@
 
 #include "command.hpp"
 #include "planner/base/error.hpp"
+#include "planner/calibrate/measured_scaling.hpp"
 #include "planner/cli/cli.hpp"
 #include "planner/report/report.hpp"
 #include "planner/report/scaling_report.hpp"
@@ -23,6 +24,8 @@ struct ScalingArgs {
   std::string mode = "both";
   std::string format = "text";
   std::vector<std::string> sets;
+  std::string measured;          ///< GPUS=LOG,...: runs to set beside the prediction
+  std::size_t warmup_steps = 1;  ///< logged steps dropped at the start of each
 };
 
 /// "1,2,4,8": positive, strictly increasing integers no greater than 2^24.
@@ -77,7 +80,21 @@ int run_scaling(const ScalingArgs& a, std::ostream& out, std::ostream& err) {
     out << "No configuration fits, so there is no plan to scale; pin one under \"plan\".\n";
     return exit_no;
   }
-  out << (a.format == "json" ? dump_json(scaling_json(*r)) : scaling_text(*r));
+  if (a.measured.empty()) {
+    out << (a.format == "json" ? dump_json(scaling_json(*r)) : scaling_text(*r));
+    return r->budget && !r->budget->met ? exit_no : exit_ok;
+  }
+  // Measured runs: weak scaling unless --mode strong says the global batch was held.
+  const ScalingMode mode = a.mode == "strong" ? ScalingMode::strong : ScalingMode::weak;
+  const calibrate::MeasuredScaling m = calibrate::measured_scaling(
+      *r, mode, calibrate::read_measured_runs(a.measured, a.warmup_steps));
+  if (a.format == "json") {
+    nlohmann::json j = scaling_json(*r);
+    j["measured"] = calibrate::measured_scaling_json(m);
+    out << dump_json(j);
+  } else {
+    out << scaling_text(*r) << "\n" << calibrate::measured_scaling_text(m);
+  }
   return r->budget && !r->budget->met ? exit_no : exit_ok;
 }
 
@@ -91,6 +108,14 @@ Runner add_scaling(CLI::App& sub) {
   sub.add_option("--mode", a->mode, "weak, strong or both")
       ->check(CLI::IsMember({"weak", "strong", "both"}))
       ->default_val(a->mode);
+  sub.add_option("--measured", a->measured,
+                 "Short runs' step logs by GPU count, e.g. 1=run1.log,2=run2.log,4=run4.log "
+                 "(Megatron-LM, torchtitan or CSV step,seconds): their scaling efficiency beside "
+                 "the prediction");
+  sub.add_option("--warmup-steps", a->warmup_steps,
+                 "With --measured: logged steps dropped at the start of each run")
+      ->check(CLI::Range(0, 1000000))
+      ->default_val(a->warmup_steps);
   add_format(sub, a->format, {"text", "json"});
   add_sets(sub, a->sets);
   return [a](std::ostream& out, std::ostream& err) { return run_scaling(*a, out, err); };
