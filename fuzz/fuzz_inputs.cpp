@@ -1,9 +1,9 @@
 // libFuzzer harness for the commands that read files other than a scenario (docs/testing.md
 // §Fuzzing): calibrate's nccl-tests output, GEMM tables and step logs, `import hf`'s
-// config.json, `validate`'s records (training and serving), and `scaling` on a scenario read
-// from standard input. The first byte picks the command (its value mod 8, so the seeds start
-// with '0'..'7'); the rest is the file, written to a temporary path, and the command runs
-// through run_cli in-process. Exit codes 0, 1 and 2 are expected; an exception escaping run_cli
+// config.json, `validate`'s records (training and serving), `scaling` on a scenario read
+// from standard input and `scaling --measured`'s step logs. The first byte picks the command
+// ('0'..'8'; any byte, counted from '0', mod 9); the rest is the file, written to a temporary
+// path, and the command runs through run_cli in-process. Exit codes 0, 1 and 2 are expected; an exception escaping run_cli
 // (the binary's exit 3), a sanitizer report, a NaN or infinity in text output, or an error that
 // is not one clean line crashes the fuzzer.
 #include <unistd.h>  // getpid: a temporary file of this process's own
@@ -37,7 +37,7 @@ std::string source(const char* relative) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  const int mode = data[0] % 8;
+  const int mode = static_cast<unsigned char>(data[0] - '0') % 9;  // seeds: '0'..'8'
   const std::string content(reinterpret_cast<const char*>(data) + 1, size - 1);
   // A neutral name: nothing in it tells calibrate which collective a file holds.
   static const std::string file =
@@ -62,7 +62,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       args = {"scaling", "-"};
       standard_input = content;
       break;
-    default: args = {"validate", file, "--format", "json"}; break;
+    case 7: args = {"validate", file, "--format", "json"}; break;
+    default:
+      args = {"scaling", source("scenarios/eight-gpu-restart.json"), "--measured",
+              "1=" + source("tests/data/scaling/run-1gpu.csv") + ",2=" + file};
+      break;
   }
   std::istringstream input(standard_input);
   std::streambuf* const saved_input = std::cin.rdbuf(input.rdbuf());
