@@ -19,6 +19,7 @@ struct PlanArgs {
   std::string format = "text";
   std::size_t top = 5;
   bool no_thresholds = false;
+  bool full = false;
   std::vector<std::string> sets;
   ConstraintArgs constraints;
 };
@@ -36,7 +37,7 @@ int run_plan(const PlanArgs& a, std::ostream& out, std::ostream& err) {
   } else if (a.format == "html") {
     out << report_html(r);
   } else {
-    out << report_text(r);
+    out << report_text(r, a.full ? TextDetail::full : TextDetail::brief);
   }
   if (!r.result.found()) return exit_no;
   if (s.workload.kind == WorkloadKind::serving &&
@@ -56,6 +57,9 @@ Runner add_plan(CLI::App& sub) {
       ->check(CLI::Range(1, 1000));
   sub.add_flag("--no-thresholds", a->no_thresholds,
                "Skip the 'what would change the answer' search");
+  sub.add_flag("--full", a->full,
+               "Text: the full explanation (every simpler answer with its traffic, the memory "
+               "and time breakdowns, the restart budget, the runners-up, the search)");
   add_sets(sub, a->sets);
   add_constraints(sub, a->constraints);
   return [a](std::ostream& out, std::ostream& err) { return run_plan(*a, out, err); };

@@ -2,8 +2,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "planner/io/context.hpp"
 #include "planner/report/accuracy.hpp"
@@ -109,8 +113,28 @@ std::string tied_line(const SearchResult& r) {
   return sentence.empty() ? sentence : "  " + sentence + "\n";
 }
 
-/// The five parts of the explanation and the alternatives, in words.
-std::string explanation_text(const PlanReport& r) {
+/// Brief text lists this many thresholds, the nearest.
+constexpr std::size_t brief_thresholds = 8;
+
+/// The memory ledger in one line, largest first: "69.5 of 79.6 GiB (fits): activations 44.4,
+/// optimizer 12.3, ... GiB".
+std::string memory_line(const MemoryLedger& l) {
+  std::vector<std::pair<double, std::string_view>> lines;
+  for (const LedgerLine& line : ledger_lines) {
+    if (l.*line.bytes > 0) lines.emplace_back(l.*line.bytes, line.name);
+  }
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> parts;
+  for (const auto& [bytes, name] : lines) parts.push_back(fmt::format("{} {:.1f}", name, bytes / gib));
+  return fmt::format("Memory per GPU: {:.1f} of {:.1f} GiB ({}): {} GiB\n", l.total_bytes() / gib,
+                     l.capacity_bytes / gib, l.fits() ? "fits" : "does not fit",
+                     fmt::join(parts, ", "));
+}
+
+/// The five parts of the explanation and the alternatives, in words (brief: the first
+/// alternative, the simplest, without its traffic).
+std::string explanation_text(const PlanReport& r, TextDetail detail) {
   const Context& ctx = r.context;
   const Explanation& x = r.explanation;
   const Evaluation& best = r.result.ranked.front();
@@ -132,10 +156,37 @@ std::string explanation_text(const PlanReport& r) {
                      failure_mode_text(ctx, best, x.failure_modes));
   out += "\n5. What would change the answer\n";
   if (r.thresholds.empty()) out += "   (thresholds not computed or none within range)\n";
-  for (const Threshold& t : r.thresholds) out += fmt::format("   - {}\n", threshold_summary(ctx, t));
+  // Brief: the brief_thresholds nearest the scenario's values (by ratio), in their order.
+  std::vector<bool> shown(r.thresholds.size(), true);
+  if (detail == TextDetail::brief && r.thresholds.size() > brief_thresholds) {
+    std::vector<std::size_t> order(r.thresholds.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    const auto distance = [&](std::size_t i) {
+      const Threshold& t = r.thresholds[i];
+      return std::abs(std::log(t.value / t.base_value));
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return distance(a) < distance(b); });
+    for (std::size_t k = brief_thresholds; k < order.size(); ++k) shown[order[k]] = false;
+  }
+  for (std::size_t i = 0; i < r.thresholds.size(); ++i) {
+    if (shown[i]) out += fmt::format("   - {}\n", threshold_summary(ctx, r.thresholds[i]));
+  }
+  if (r.thresholds.size() > brief_thresholds && detail == TextDetail::brief) {
+    out += fmt::format("   ({} more, farther from the scenario's values: --full)\n",
+                       r.thresholds.size() - brief_thresholds);
+  }
   if (!r.thresholds_not_searched.empty()) {
     out += fmt::format("   (not searched, the search is too large to rerun that often: {})\n",
                        fmt::join(not_searched_names(r), ", "));
+  }
+  if (detail == TextDetail::brief) {
+    if (!x.alternatives.empty()) {
+      const Alternative& a = x.alternatives.front();
+      out += fmt::format("\nSimplest answer: {}: {}", alternative_name(ctx, a.kind),
+                         alternative_verdict(ctx, best, a));
+    }
+    return out;
   }
   out += "\nSimpler answers and alternatives\n";
   for (const Alternative& a : x.alternatives) {
@@ -152,7 +203,7 @@ std::string explanation_text(const PlanReport& r) {
 
 }  // namespace
 
-std::string report_text(const PlanReport& r) {
+std::string report_text(const PlanReport& r, TextDetail detail) {
   const Context& ctx = r.context;
   const Explanation& x = r.explanation;
   std::string out;
@@ -169,7 +220,7 @@ std::string report_text(const PlanReport& r) {
   const Evaluation& best = r.result.ranked.front();
   if (ctx.workload.kind == WorkloadKind::serving) out += slo_missed_line(ctx, best);
   out += fmt::format("Recommendation: {}\n  {}\n", describe(ctx, best.plan), headline(ctx, best));
-  out += tied_line(r.result);
+  if (detail == TextDetail::full) out += tied_line(r.result);
   if (const std::optional<QuotedAccuracy> a = plan_accuracy(ctx, best.plan)) {
     out += "  " + accuracy_sentence(*a) + "\n";
   }
@@ -179,7 +230,27 @@ std::string report_text(const PlanReport& r) {
     out += fmt::format("  your pinned plan ({}): {}; {}\n", describe(ctx, r.pinned->plan),
                        pinned_figures(ctx, *r.pinned), pinned_verdict(ctx, *r.pinned, best, r.result.band_limit));
   }
-  out += explanation_text(r);
+  out += explanation_text(r, detail);
+  if (detail == TextDetail::brief) {
+    out += "\n" + memory_line(best.memory);  // after the simplest answer, in the same block
+    if (ctx.workload.kind == WorkloadKind::serving) {
+      out += "\nTime\n" + describe_time(ctx, best);
+      out += serving_capacity_text(ctx, best);
+      out += disaggregation_text(ctx, r.result.ranked);
+    }
+    if (const std::optional<RestartBudget> b = plan_restart_budget(r)) {
+      out += fmt::format("Restart budget {}: {}, worst case {} ({} binding)\n",
+                         b->budget_seconds ? duration_text(*b->budget_seconds) : "none given",
+                         b->met ? "met" : "not met", duration_text(b->recovery_seconds),
+                         b->binding);
+    }
+    out += ctx.workload.kind == WorkloadKind::serving
+               ? "(--full: every simpler answer, the memory breakdown, the runners-up and the "
+                 "search)\n"
+               : "(--full: every simpler answer with its traffic, the memory and time "
+                 "breakdowns, the runners-up and the search)\n";
+    return out;
+  }
   out += "\nMemory per GPU\n" + describe_memory_lines(best.memory);
   out += "\nTime\n" + describe_time(ctx, best);
   if (ctx.workload.kind == WorkloadKind::serving) {

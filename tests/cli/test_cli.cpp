@@ -50,13 +50,14 @@ TEST_CASE("collective prices the multi-rail forms with --per-node", "[cli][multi
 TEST_CASE("plan says when the data-parallel traffic runs on every rail", "[cli][multi_rail]") {
   // The 70B scenario on 8 nodes of 8 H100s: its dp x cp group of 64 ranks holds 8 per node, so
   // its rings cross the network on the node's 8 rails at once.
-  const auto r = run({"plan", "scenarios/q2-llama-3.1-70b-64-h100.json", "--no-thresholds"});
+  const auto r =
+      run({"plan", "scenarios/q2-llama-3.1-70b-64-h100.json", "--no-thresholds", "--full"});
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("as a multi-rail ring (8 ranks per node, each crossing on "
                                     "its own rail:"));
   CHECK_THAT(r.out, Catch::Contains("on 8 rails per node it crosses at"));
   // The worked scenarios keep the flat ring: no multi-rail wording.
-  const auto b = run({"plan", "scenarios/b.json", "--no-thresholds"});
+  const auto b = run({"plan", "scenarios/b.json", "--no-thresholds", "--full"});
   REQUIRE(b.code == 0);
   CHECK_THAT(b.out, !Catch::Contains("multi-rail"));
   // The step hides all but the first and last buckets at the tier's 50 GB/s per GPU, so the
@@ -89,7 +90,7 @@ TEST_CASE("plan says when ZeRO-3 runs per parameter tensor with blocking gathers
   const json& pinned = j.at("pinned");
   CHECK(pinned.at("zero3_collectives_per_layer") == 12);
   CHECK(pinned.at("zero3_blocking_gathers") == true);
-  const auto text = run({"plan", "scenarios/b.json", "--no-thresholds", "--set",
+  const auto text = run({"plan", "scenarios/b.json", "--no-thresholds", "--full", "--set",
                          "/plan={\"dp\": 64, \"zero\": 3, \"recompute\": \"selective\", "
                          "\"flash_attention\": true, \"grad_accum\": 8}",
                          "--set", "/workload/zero3_collectives_per_layer=12", "--set",
@@ -193,8 +194,10 @@ TEST_CASE("golden output of the binary's plan for scenarios A-D", "[cli][golden]
     const std::string golden = std::string("tests/golden/") + name;
     for (const char* format : {"text", "json", "csv"}) {
       int code = -1;
+      // Text: the full explanation (--full), every section pinned.
+      const std::string full = std::string(format) == "text" ? " --full" : "";
       const std::string out =
-          cli_harness::run_binary("plan " + file + " --format " + format, code);
+          cli_harness::run_binary("plan " + file + " --format " + format + full, code);
       CHECK(code == 0);
       const std::string ext = std::string(format) == "text" ? ".txt" : std::string(".") + format;
       CHECK(cli_harness::matches_golden(golden + ext, out));

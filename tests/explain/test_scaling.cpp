@@ -289,11 +289,11 @@ TEST_CASE("stragglers in the step model: opt-in, one wait per step", "[scaling][
   CHECK(jittered.training.tokens_per_second * jittered.training.step_seconds ==
         Approx(plain.training.tokens_per_second * plain.training.step_seconds));
   // planner plan prints the wait and the restart budget only when the scenario asks.
-  const auto r = run({"plan", "scenarios/eight-gpu-restart.json", "--no-thresholds"});
+  const auto r = run({"plan", "scenarios/eight-gpu-restart.json", "--no-thresholds", "--full"});
   CHECK(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("    straggler wait "));
   CHECK_THAT(r.out, Catch::Contains("Restart budget 15.0 min"));
-  const auto a = run({"plan", "scenarios/a.json", "--no-thresholds"});
+  const auto a = run({"plan", "scenarios/a.json", "--no-thresholds", "--full"});
   CHECK_THAT(a.out, !Catch::Contains("straggler") && !Catch::Contains("Restart"));
 }
 

@@ -290,7 +290,7 @@ TEST_CASE("hybrid sharding: the explanation times the other way of sharding", "[
   // A dense training answer sharded over the whole group, where the search may try hybrid
   // sharding: the alternatives include the best hybrid plan, with its verdict.
   const auto r = cli_harness::run(
-      {"plan", "scenarios/q2-llama-3.1-70b-64-h100.json", "--no-thresholds"});
+      {"plan", "scenarios/q2-llama-3.1-70b-64-h100.json", "--no-thresholds", "--full"});
   REQUIRE(r.code == 0);
   const auto at = r.out.find("   - hybrid sharding (HSDP): ");
   REQUIRE(at != std::string::npos);

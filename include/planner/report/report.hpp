@@ -49,7 +49,13 @@ struct PlanReport {
 /// heading (issue 32).
 [[nodiscard]] std::string scenario_title(const Scenario& s);
 
-[[nodiscard]] std::string report_text(const PlanReport& r);
+/// How much of the explanation the text prints: `brief` (planner plan's default, about 40
+/// lines for a training scenario: the recommendation, the five parts, the simplest answer, one
+/// line of memory) or `full` (every alternative with its traffic, the memory and time
+/// breakdowns, the restart budget, the runners-up and the search's counts; `--full`).
+enum class TextDetail { brief, full };
+
+[[nodiscard]] std::string report_text(const PlanReport& r, TextDetail detail = TextDetail::full);
 [[nodiscard]] std::string report_csv(const PlanReport& r);
 
 /// `planner memory`: one pinned plan.

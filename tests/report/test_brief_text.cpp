@@ -1,0 +1,86 @@
+// planner plan's default text is brief (issue 31: "concise by default ... about 30 lines; the
+// full explanation behind a flag"): every bundled training scenario in at most 40 lines, no line
+// twice, and nothing in it that the full text (--full) does not say, but its own summaries.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.hpp"
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+bool training(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return nlohmann::json::parse(in).at("workload").at("kind") == "training";
+}
+
+}  // namespace
+
+TEST_CASE("plan's brief text: at most 40 lines, no repeats, a subset of the full text",
+          "[cli][brief]") {
+  int checked = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(PLANNER_SOURCE_DIR) + "/scenarios")) {
+    if (!training(entry.path())) continue;
+    const std::string file = "scenarios/" + entry.path().filename().string();
+    INFO(file);
+    const auto brief = cli_harness::run({"plan", file});
+    const auto full = cli_harness::run({"plan", file, "--full"});
+    REQUIRE(brief.code == full.code);
+    const std::vector<std::string> lines = lines_of(brief.out);
+    CHECK(lines.size() <= 40);
+    std::set<std::string> seen;
+    const std::vector<std::string> full_lines = lines_of(full.out);
+    const std::set<std::string> in_full(full_lines.begin(), full_lines.end());
+    for (const std::string& line : lines) {
+      if (line.empty()) continue;
+      INFO(line);
+      CHECK(seen.insert(line).second);
+      // The brief text's own summaries; every other line is the full text's, word for word.
+      const bool summary = line.starts_with("Simplest answer: ") ||
+                           line.starts_with("Memory per GPU: ") ||
+                           line.starts_with("Restart budget ") || line.starts_with("(--full: ") ||
+                           line.ends_with("farther from the scenario's values: --full)");
+      if (!summary) CHECK(in_full.count(line) == 1);
+    }
+    ++checked;
+  }
+  CHECK(checked >= 12);
+}
+
+TEST_CASE("plan's brief memory line sums to the ledger's total", "[cli][brief]") {
+  // Scenario A's recommendation (ANSWER-KEY.md's 16.5 GiB of state for its ZeRO-2 plan is
+  // pinned elsewhere): the one-line ledger lists each non-zero line, largest first, and its
+  // figures add up to the total it states, to the 0.1 GiB they are printed to.
+  const auto r = cli_harness::run({"plan", "scenarios/a.json", "--no-thresholds"});
+  REQUIRE(r.code == 0);
+  const std::string::size_type at = r.out.find("Memory per GPU: ");
+  REQUIRE(at != std::string::npos);
+  const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+  double total = 0, capacity = 0;
+  REQUIRE(std::sscanf(line.c_str(), "Memory per GPU: %lf of %lf GiB", &total, &capacity) == 2);
+  CHECK(capacity == Approx(192.0));
+  double sum = 0, previous = 1e300;
+  std::istringstream parts(line.substr(line.find("): ") + 3));
+  for (std::string part; std::getline(parts, part, ',');) {
+    const double value = std::stod(part.substr(part.find_last_of(' ', part.find_last_not_of(" GiB")) + 1));
+    CHECK(value <= previous);
+    previous = value;
+    sum += value;
+  }
+  CHECK(sum == Approx(total).margin(0.05 * 8));
+}
