@@ -12,6 +12,7 @@
 #include "planner/report/scaling_report.hpp"
 #include "serving_text.hpp"
 #include "time_parts.hpp"
+#include "render_parts.hpp"
 
 namespace planner {
 
@@ -153,9 +154,12 @@ std::string what_would_change(const PlanReport& r) {
 std::string alternatives(const PlanReport& r) {
   const Evaluation& best = r.result.ranked.front();
   std::string out = "\n## Simpler answers and alternatives\n\n";
-  for (const Alternative& a : r.explanation.alternatives) {
-    out += fmt::format("- **{}**: {}\n", md_escape(alternative_name(r.context, a.kind)),
-                       md_escape(alternative_verdict(r.context, best, a)));
+  const std::vector<Alternative>& all = r.explanation.alternatives;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const std::string earlier = render_detail::same_plan_as_earlier(r.context, all, i);
+    out += fmt::format("- **{}**: {}\n", md_escape(alternative_name(r.context, all[i].kind)),
+                       earlier.empty() ? md_escape(alternative_verdict(r.context, best, all[i]))
+                                       : "the same plan as " + md_escape(earlier) + ", above");
   }
   return out;
 }

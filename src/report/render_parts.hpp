@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "planner/explain/restart_budget.hpp"
+#include "planner/report/explain_text.hpp"
 #include "planner/report/report.hpp"
 
 namespace planner::render_detail {
@@ -28,6 +29,21 @@ inline std::optional<RestartBudget> plan_restart_budget(const PlanReport& r) {
     return std::nullopt;
   }
   return restart_budget(r.context, r.result.ranked.front(), *r.scenario->resilience);
+}
+
+/// The name of an earlier alternative whose best plan is the same as alternative `i`'s (pure
+/// data parallel and FSDP over every GPU often find one plan), so that the writers say so
+/// instead of repeating its verdict and traffic (issue 31); empty when none is.
+inline std::string same_plan_as_earlier(const Context& ctx, const std::vector<Alternative>& all,
+                                        std::size_t i) {
+  if (!all[i].best) return {};
+  const std::string plan = describe(ctx, all[i].best->plan);
+  for (std::size_t j = 0; j < i; ++j) {
+    if (all[j].best && describe(ctx, all[j].best->plan) == plan) {
+      return alternative_name(ctx, all[j].kind);
+    }
+  }
+  return {};
 }
 
 /// The ledger's lines in GiB and bytes, then the total against the capacity.

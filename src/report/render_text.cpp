@@ -189,7 +189,13 @@ std::string explanation_text(const PlanReport& r, TextDetail detail) {
     return out;
   }
   out += "\nSimpler answers and alternatives\n";
-  for (const Alternative& a : x.alternatives) {
+  for (std::size_t i = 0; i < x.alternatives.size(); ++i) {
+    const Alternative& a = x.alternatives[i];
+    if (const std::string earlier = same_plan_as_earlier(ctx, x.alternatives, i); !earlier.empty()) {
+      out += fmt::format("   - {}: the same plan as {}, above\n", alternative_name(ctx, a.kind),
+                         earlier);
+      continue;
+    }
     out += fmt::format("   - {}: {}\n", alternative_name(ctx, a.kind),
                        alternative_verdict(ctx, best, a));
     for (const TrafficNote& n : a.traffic) {
