@@ -7,6 +7,7 @@
 #include "planner/cli/cli.hpp"
 #include "planner/io/context.hpp"
 #include "planner/report/export.hpp"
+#include "planner/report/runbook.hpp"
 #include "planner/search/constraints.hpp"
 #include "planner/search/search.hpp"
 
@@ -31,7 +32,34 @@ const Exporter& exporter_named(std::string_view name) {
   return exporters.front();  // unreachable: CLI11 checks the name against the table
 }
 
+/// `--to runbook`: the plan `plan` recommends (or the pinned one), for the operator.
+int run_runbook(const ExportArgs& a, std::ostream& out, std::ostream& err) {
+  Scenario s = load_with_overrides(a.file, a.sets, err);
+  apply_constraints(s, a.constraints);
+  if (s.workload.kind != WorkloadKind::training) {
+    throw InputError(s.origin, "/workload/kind", "the runbook is for a training job");
+  }
+  const Context ctx = make_context(s);
+  std::optional<Evaluation> e;
+  if (s.plan) {
+    e = evaluate(ctx, *s.plan);
+  } else {
+    SearchOptions options;
+    options.keep = 1;
+    options.accounting = false;
+    const Recommendation rec = trusted_search(ctx, options);
+    if (rec.result.found()) e = rec.result.ranked.front();
+  }
+  if (!e) {
+    err << "planner: no plan fits, so there is nothing to run\n";
+    return exit_no;
+  }
+  out << runbook_markdown(s, ctx, *e, node_loss_fallback(s));
+  return exit_ok;
+}
+
 int run_export(const ExportArgs& a, std::ostream& out, std::ostream& err) {
+  if (a.to == "runbook") return run_runbook(a, out, err);
   const Exporter& to = exporter_named(a.to);
   // A pinned plan is what export writes: a broken one is an error here (docs/errors.md §Plans),
   // not the warning plan gives before searching without it (issue 32).
@@ -84,6 +112,7 @@ int run_export(const ExportArgs& a, std::ostream& out, std::ostream& err) {
 std::vector<std::string> export_names() {
   std::vector<std::string> names;
   for (const Exporter& e : exporters) names.emplace_back(e.name);
+  names.emplace_back("runbook");
   return names;
 }
 
@@ -92,7 +121,9 @@ std::vector<std::string> export_names() {
 Runner add_export(CLI::App& sub) {
   auto a = std::make_shared<ExportArgs>();
   add_scenario_argument(sub, a->file);
-  sub.add_option("--to", a->to, "Framework to write for: megatron, torchtitan or deepspeed")
+  sub.add_option("--to", a->to,
+                 "Framework to write for: megatron, torchtitan or deepspeed; or runbook (what "
+                 "to log and set when the plan runs)")
       ->check(CLI::IsMember(export_names()))
       ->default_val(a->to);
   add_sets(sub, a->sets);
