@@ -31,10 +31,12 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 8> hf_keys{{
 
 /// Architectures whose layer is the planner's: pre-norm attention (GQA or MHA) and a gated
 /// (SwiGLU) MLP, or routed experts of that MLP in every layer (Mixtral, Qwen3-MoE;
-/// docs/moe.md §1).
-constexpr std::array<std::string_view, 5> gated_architectures{
-    "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "MixtralForCausalLM",
-    "Qwen3MoeForCausalLM"};
+/// docs/moe.md §1). Dense Qwen3 (transformers' Qwen3Config) is Llama's layer with an RMSNorm
+/// on each query and key head (2 · head_dim parameters a layer, not counted: 256 of Qwen3-8B's
+/// 193 million) and an explicit head_dim.
+constexpr std::array<std::string_view, 6> gated_architectures{
+    "LlamaForCausalLM",   "MistralForCausalLM", "Qwen2ForCausalLM",
+    "Qwen3ForCausalLM",   "MixtralForCausalLM", "Qwen3MoeForCausalLM"};
 
 std::int64_t need_integer(const json& c, std::string_view key, const std::string& origin) {
   const auto it = c.find(std::string(key));
@@ -71,8 +73,8 @@ void check_architecture(const json& c, const std::string& origin) {
   }
   throw InputError(origin, "/architectures/0",
                    fmt::format("cannot map {}: {}; supported: LlamaForCausalLM, "
-                               "MistralForCausalLM, Qwen2ForCausalLM, MixtralForCausalLM, "
-                               "Qwen3MoeForCausalLM (or write the model's layers, hidden, "
+                               "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
+                               "MixtralForCausalLM, Qwen3MoeForCausalLM (or write the model's layers, hidden, "
                                "heads … in the scenario)",
                                name, why));
 }

@@ -14,6 +14,7 @@
 #include "planner/base/error.hpp"
 #include "planner/io/catalog.hpp"
 #include "planner/io/presets.hpp"
+#include "planner/inputs/model.hpp"
 #include "planner/io/scenario_json.hpp"
 
 using namespace planner;
@@ -121,6 +122,23 @@ TEST_CASE("planner import hf and planner list models", "[presets][cli]") {
   REQUIRE(moe.code == 0);
   CHECK(json::parse(moe.out).at("model").at("moe") ==
         json::parse(R"({"experts": 8, "top_k": 2, "expert_ffn_hidden": 14336})"));
+  // Dense Qwen3 (issue 31): Qwen/Qwen3-8B's config.json. The report's 8.2B parameters, 6.95B
+  // outside the embeddings (arXiv 2505.09388 Table 1, the model card), from the imported shape:
+  // 36 × (4096·(4096 + 2·1024) + 4096·4096 + 3·4096·12288 + 2·4096) = 6.946e9, plus two untied
+  // 151936 × 4096 tables, 1.245e9.
+  const auto qwen3 = cli_harness::run({"import", "hf", "tests/data/hf/qwen3-8b-config.json"});
+  REQUIRE(qwen3.code == 0);
+  const json q = json::parse(qwen3.out).at("model");
+  CHECK(q.at("layers") == 36);
+  CHECK(q.at("kv_heads") == 8);
+  CHECK(q.at("ffn_hidden") == 12288);
+  CHECK_FALSE(q.contains("head_dim"));  // 32 × 128 = 4096: the default width, not written
+  json with_len = q;
+  with_len["seq_len"] = 4096;
+  const planner::Model qm = planner::load_model(with_len, "qwen3-8b-config.json");
+  CHECK(planner::total_params(qm) / 1e9 == Approx(8.19).epsilon(0.01));
+  CHECK((planner::total_params(qm) - planner::embedding_params(qm)) / 1e9 ==
+        Approx(6.95).epsilon(0.01));
   const auto bad = cli_harness::run({"import", "hf", "tests/data/three_tiers.json"});
   CHECK(bad.code == 2);
   const auto listed = cli_harness::run({"list", "models"});
