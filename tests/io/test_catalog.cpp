@@ -83,10 +83,16 @@ TEST_CASE("catalog: A100, H200, B200, GB200 and the AMD parts", "[catalog]") {
   CHECK(gpu("MI325X").memory_bandwidth_bytes_per_second == Approx(6e12));
   CHECK(*gpu("MI250X").peak("bf16") == Approx(383e12 / 2));  // one GCD of the module
   CHECK(gpu("MI250X").memory_bytes == 65520 * MiB);  // HIP: 68702699520 B, 16 MiB under 64 GiB
+  // L40S datasheet: BF16 362.05 and FP8 733 TFLOPS dense (733 and 1,466 with sparsity),
+  // 864 GB/s; nvidia-smi reports 46068 MiB of its 48 GB.
+  CHECK(*gpu("L40S").peak("bf16") == Approx(362.05e12));
+  CHECK(*gpu("L40S").peak("fp8") == Approx(733e12));
+  CHECK(gpu("L40S").memory_bandwidth_bytes_per_second == Approx(864e9));
+  CHECK(gpu("L40S").memory_bytes == 46068 * MiB);
 }
 
 TEST_CASE("catalog: names, aliases and suggestions", "[catalog]") {
-  CHECK(planner::gpu_catalog().size() == 11);
+  CHECK(planner::gpu_catalog().size() == 12);
   CHECK(planner::find_catalog_gpu("h100-sxm5-80gb") == &gpu("H100-SXM"));
   CHECK(planner::find_catalog_gpu("A100") == &gpu("A100-SXM4-80GB"));
   CHECK(planner::find_catalog_gpu("V100") == nullptr);
@@ -151,11 +157,12 @@ TEST_CASE("loader: a catalog GPU fills memory, bandwidths and the effective rate
 TEST_CASE("loader: bad catalog names and conflicting fields", "[catalog][loader][errors]") {
   CHECK(load_error(scenario_with_gpu({{"catalog", "H100-SMX"}})) ==
         "a.json: /cluster/gpu/catalog: unknown GPU \"H100-SMX\" (did you mean \"H100-SXM\"?); "
-        "expected one of: A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM, H100-PCIe, H200, H800, B200, "
-        "GB200, MI250X, MI300X, MI325X (data/gpus.json)");
+        "expected one of: A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM, H100-PCIe, H200, H800, L40S, "
+        "B200, GB200, MI250X, MI300X, MI325X (data/gpus.json)");
   CHECK(load_error(scenario_with_gpu({{"catalog", "TPU-v5p"}})) ==
         "a.json: /cluster/gpu/catalog: unknown GPU \"TPU-v5p\"; expected one of: A100-SXM4-40GB, "
-        "A100-SXM4-80GB, H100-SXM, H100-PCIe, H200, H800, B200, GB200, MI250X, MI300X, MI325X "
+        "A100-SXM4-80GB, H100-SXM, H100-PCIe, H200, H800, L40S, B200, GB200, MI250X, MI300X, "
+        "MI325X "
         "(data/gpus.json)");
   CHECK(load_error(scenario_with_gpu({{"catalog", 100}})) ==
         "a.json: /cluster/gpu/catalog: expected a string, got 100");
