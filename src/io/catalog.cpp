@@ -105,6 +105,7 @@ RuntimeMemory parse_runtime_memory() {
   const json doc = json::parse(gpu_catalog_text());
   const json& table = doc.at("runtime_memory");
   return {sourced(table, "runtime_memory", "allocator_fraction", 0, 0.5),
+          sourced(table, "runtime_memory", "eager_activation_fraction", 0, 1.0),
           sourced(table, "runtime_memory", "context_bytes", 0, 16.0 * 1024 * 1024 * 1024)};
 }
 

@@ -202,6 +202,7 @@ static Gpu read_gpu(const json& v, const std::string& origin, const CatalogGpu*&
     g.reserve_bytes = runtime_memory().context_bytes.value;
     g.reserve_default = true;
     g.allocator_fraction = runtime_memory().allocator_fraction.value;
+    g.eager_activation_fraction = runtime_memory().eager_activation_fraction.value;
   }
   if (g.reserve_bytes >= g.memory_bytes) {
     fail(origin, "/cluster/gpu/reserve",

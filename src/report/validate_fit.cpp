@@ -112,25 +112,55 @@ void print_fp8_fit(const std::vector<ValidationRecord>& records, std::ostream& o
   }
 }
 
-/// Per calibration record with a published peak, the caching allocator's reserve over the
-/// ledger's tensors that matches it (measured / allocated − 1); the median is data/gpus.json
-/// runtime_memory.allocator_fraction (docs/validation.md §Memory).
+/// The two runtime-memory constants of data/gpus.json runtime_memory (docs/validation.md
+/// §Memory), from the calibration records that publish a peak: the caching allocator's share,
+/// the median of measured / allocated − 1 over the runs with fused elementwise kernels; then
+/// eager PyTorch's temporaries, over the eager runs, the median of (measured / (1 + that share)
+/// − the other tensors) / (activations + recompute working set).
 void print_allocator_fit(const std::vector<ValidationRecord>& records, std::ostream& out) {
-  std::vector<double> fractions;
-  out << "\ncaching allocator's reserve over the allocated tensors, from calibration peaks:\n";
+  struct Peak {
+    const ValidationRecord* record;
+    MemoryLedger ledger;
+    bool eager;
+  };
+  std::vector<Peak> peaks;
   for (const ValidationRecord& r : records) {
     if (r.set != "calibration" || !r.measured.memory_peak_bytes) continue;
-    const double allocated = validate_record(r).evaluation.memory.allocated_bytes();
-    if (!(allocated > 0)) continue;
-    const double fraction = *r.measured.memory_peak_bytes / allocated - 1.0;
-    out << fmt::format("  {:<60} {:>8.4f}\n", r.id, fraction);
-    fractions.push_back(fraction);
+    const Evaluation e = validate_record(r).evaluation;
+    if (!(e.memory.allocated_bytes() > 0)) continue;
+    peaks.push_back({&r, e.memory, e.plan.eager_elementwise});
   }
-  if (fractions.empty()) {
+  std::vector<double> shares;
+  out << "\ncaching allocator's reserve over the allocated tensors, from calibration peaks "
+         "(fused kernels):\n";
+  for (const Peak& p : peaks) {
+    if (p.eager) continue;
+    const double share = *p.record->measured.memory_peak_bytes / p.ledger.allocated_bytes() - 1.0;
+    out << fmt::format("  {:<60} {:>8.4f}\n", p.record->id, share);
+    shares.push_back(share);
+  }
+  if (shares.empty()) {
     out << fmt::format("  {:<16} -  (no calibration record publishes a peak)\n", "median");
+    return;
+  }
+  const double allocator = median(shares);
+  out << fmt::format("  {:<16} {:.4f}  ({} records)\n", "median", allocator, shares.size());
+  std::vector<double> eager;
+  out << "\neager PyTorch's temporaries over the activations, from calibration peaks (eager "
+         "kernels):\n";
+  for (const Peak& p : peaks) {
+    if (!p.eager) continue;
+    const double others = p.ledger.allocated_bytes() - p.ledger.eager_temporaries_bytes;
+    const double activations = p.ledger.activations_bytes + p.ledger.recompute_working_bytes;
+    const double share =
+        (*p.record->measured.memory_peak_bytes / (1.0 + allocator) - others) / activations;
+    out << fmt::format("  {:<60} {:>8.4f}\n", p.record->id, share);
+    eager.push_back(share);
+  }
+  if (eager.empty()) {
+    out << fmt::format("  {:<16} -  (no eager calibration record publishes a peak)\n", "median");
   } else {
-    out << fmt::format("  {:<16} {:.4f}  ({} records)\n", "median", median(fractions),
-                       fractions.size());
+    out << fmt::format("  {:<16} {:.4f}  ({} records)\n", "median", median(eager), eager.size());
   }
 }
 

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "planner/io/catalog.hpp"
+#include "planner/inputs/workload_settings.hpp"
 #include "planner/io/scenario_json.hpp"
 #include "planner/model/memory.hpp"
 
@@ -26,6 +27,7 @@ planner::MemoryLedger ledger_of(std::string_view text) {
   p.dp = 8;
   p.zero = 3;
   p.micro_batch = 1;
+  planner::apply_workload_settings(s.workload.training, p);  // elementwise_kernels, as the search
   return planner::training_ledger(s.model, s.cluster, s.workload.training, p);
 }
 
@@ -43,6 +45,7 @@ TEST_CASE("a catalog GPU without a stated reserve keeps the runtime default and 
   const double allocated = l.weights_bytes + l.gradients_bytes + l.optimizer_bytes +
                            l.activations_bytes + l.logits_bytes + l.recompute_working_bytes +
                            l.zero3_gather_bytes + l.fp8_weights_bytes + l.kv_cache_bytes;
+  CHECK(l.eager_temporaries_bytes == 0);  // fused kernels, the default
   CHECK(l.allocator_bytes ==
         Approx(planner::runtime_memory().allocator_fraction.value * allocated));
   CHECK(l.allocator_bytes > 0);
@@ -58,4 +61,20 @@ TEST_CASE("a stated reserve replaces the runtime default and the allocator's sha
   CHECK(l.reserve_bytes == Approx(6.0 * 1024 * 1024 * 1024));
   CHECK_FALSE(l.reserve_default);
   CHECK(l.allocator_bytes == 0);
+}
+
+TEST_CASE("eager kernels keep their temporaries: a share of the activations and working set",
+          "[memory]") {
+  std::string text(scenario_without_reserve);
+  const std::string from = R"("kind": "training",)";
+  text.replace(text.find(from), from.size(),
+               R"("kind": "training", "elementwise_kernels": "eager",)");
+  const planner::MemoryLedger l = ledger_of(text);
+  const double share = planner::runtime_memory().eager_activation_fraction.value;
+  CHECK(l.eager_temporaries_bytes ==
+        Approx(share * (l.activations_bytes + l.recompute_working_bytes)));
+  CHECK(l.eager_temporaries_bytes > 0);
+  // They are allocated tensors: the allocator's share applies over them too.
+  CHECK(l.allocator_bytes ==
+        Approx(planner::runtime_memory().allocator_fraction.value * l.allocated_bytes()));
 }

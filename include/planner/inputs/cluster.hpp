@@ -55,6 +55,8 @@ struct Gpu {
   /// Training: the caching allocator's reserved memory over what it has allocated at the
   /// peak, as a share of the ledger's tensors (0 when the scenario's `reserve` covers it).
   double allocator_fraction = 0;
+  /// Eager PyTorch's elementwise temporaries as a share of the activations (the same default).
+  double eager_activation_fraction = 0;
   /// HBM bandwidth at which training times the memory-bound operations apart from the GEMMs
   /// (model/elementwise.hpp): the catalog's when the FLOP rate is its bf16 peak times an
   /// efficiency, a GEMM rate. 0 when the scenario types `flops`, an effective rate that

@@ -80,6 +80,7 @@ struct ServingRead {
 /// context, NCCL's buffers, cuBLAS workspaces).
 struct RuntimeMemory {
   SourcedValue allocator_fraction;
+  SourcedValue eager_activation_fraction;
   SourcedValue context_bytes;
 };
 [[nodiscard]] const RuntimeMemory& runtime_memory();

@@ -26,6 +26,10 @@ struct MemoryLedger {
   double zero3_gather_bytes = 0;       ///< ZeRO-3 parameter gather buffers
   double fp8_weights_bytes = 0;        ///< FP8 GEMMs: the cached FP8 weights and scaling state
   double kv_cache_bytes = 0;           ///< serving only
+  /// Eager PyTorch's unfused elementwise temporaries (Plan::eager_elementwise, training on a
+  /// catalog GPU without a stated reserve; data/gpus.json runtime_memory): a share of the
+  /// activations and recompute working set.
+  double eager_temporaries_bytes = 0;
   /// The caching allocator's reserved memory over the tensors above, at the peak (training
   /// on a catalog GPU without a stated reserve; data/gpus.json runtime_memory).
   double allocator_bytes = 0;
@@ -39,7 +43,8 @@ struct MemoryLedger {
   /// The tensors the framework allocates (every line but the allocator's and the reserve).
   [[nodiscard]] double allocated_bytes() const noexcept {
     return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + logits_bytes +
-           recompute_working_bytes + zero3_gather_bytes + fp8_weights_bytes + kv_cache_bytes;
+           recompute_working_bytes + zero3_gather_bytes + fp8_weights_bytes + kv_cache_bytes +
+           eager_temporaries_bytes;
   }
   /// What the caching allocator holds: the tensors and its reserve over them (PyTorch's
   /// torch.cuda.max_memory_reserved, the figure torchtitan logs as its peak memory).
@@ -58,7 +63,7 @@ struct LedgerLine {
   double MemoryLedger::*bytes;
 };
 
-inline constexpr std::array<LedgerLine, 11> ledger_lines{{
+inline constexpr std::array<LedgerLine, 12> ledger_lines{{
     {"weights", &MemoryLedger::weights_bytes},
     {"gradients", &MemoryLedger::gradients_bytes},
     {"optimizer", &MemoryLedger::optimizer_bytes},
@@ -68,6 +73,7 @@ inline constexpr std::array<LedgerLine, 11> ledger_lines{{
     {"zero3_gather", &MemoryLedger::zero3_gather_bytes},
     {"fp8_weights", &MemoryLedger::fp8_weights_bytes},
     {"kv_cache", &MemoryLedger::kv_cache_bytes},
+    {"eager_temporaries", &MemoryLedger::eager_temporaries_bytes},
     {"allocator", &MemoryLedger::allocator_bytes},
     {"reserve", &MemoryLedger::reserve_bytes},
 }};
@@ -77,6 +83,9 @@ inline constexpr std::array<LedgerLine, 11> ledger_lines{{
                                                        double MemoryLedger::*line) noexcept {
   if (line == &MemoryLedger::allocator_bytes) {
     return "(the caching allocator's share over the tensors, fitted)";
+  }
+  if (line == &MemoryLedger::eager_temporaries_bytes) {
+    return "(eager PyTorch's unfused elementwise temporaries, fitted)";
   }
   if (line == &MemoryLedger::reserve_bytes && l.reserve_default) {
     return "(runtime default: CUDA context, NCCL, cuBLAS; cluster.gpu.reserve replaces it)";
@@ -252,6 +261,13 @@ struct LayerGemms {
     if (w.fsdp_root_unit) l.zero3_gather_bytes += fsdp_root_unit_bytes(m, p, weight_b);
   }
   l.fp8_weights_bytes = fp8_weight_bytes(m, p);
+  // Eager PyTorch keeps each unfused elementwise operation's output (and fp32 upcasts) live
+  // beside the activations: a share of them, fitted to the eager/compiled pair of single-node
+  // peaks (data/gpus.json runtime_memory, docs/model.md §3).
+  if (p.eager_elementwise) {
+    l.eager_temporaries_bytes = c.gpu.eager_activation_fraction *
+                                (l.activations_bytes + l.recompute_working_bytes);
+  }
   // The caching allocator rounds and splits blocks and keeps freed ones cached, so at the
   // peak it holds more than the live tensors; a share fitted to single-node peak-memory runs
   // (data/gpus.json runtime_memory, docs/model.md §3).
