@@ -11,18 +11,13 @@
 #include "planner/explain/scaling_table.hpp"
 #include "planner/io/text.hpp"
 #include "planner/report/accuracy.hpp"
+#include "planner/report/validate.hpp"
 
 namespace planner::calibrate {
 
 using nlohmann::json;
 
 namespace {
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 MeasuredRun read_run(std::int64_t gpus, const std::string& path, std::size_t warmup) {
   const StepLog log = parse_step_log(read_text_file(path), path);
@@ -43,8 +38,8 @@ MeasuredRun read_run(std::int64_t gpus, const std::string& path, std::size_t war
   run.gpus = gpus;
   run.origin = path;
   run.steps = log.rows.size() - warmup;
-  if (!rates.empty()) run.tokens_per_second_per_gpu = median_of(rates);
-  if (!seconds.empty()) run.step_seconds = median_of(seconds);
+  if (!rates.empty()) run.tokens_per_second_per_gpu = median(rates);
+  if (!seconds.empty()) run.step_seconds = median(seconds);
   return run;
 }
 
