@@ -109,6 +109,21 @@ RuntimeMemory parse_runtime_memory() {
           sourced(table, "runtime_memory", "context_bytes", 0, 16.0 * 1024 * 1024 * 1024)};
 }
 
+AttentionRateTable parse_attention_rate() {
+  const json doc = json::parse(gpu_catalog_text());
+  const json& table = doc.at("attention_rate");
+  AttentionRateTable out;
+  for (const json& name : table.at("gpus").at("value")) out.gpus.push_back(name.get<std::string>());
+  out.gpus_source = table.at("gpus").at("source").get<std::string>();
+  for (std::size_t i = 0; i < attention_kernel_count; ++i) {
+    const std::string kernel(attention_kernel_names[i]);
+    const std::string name = "attention_rate." + kernel;
+    out.limit[i] = sourced(table.at(kernel), name, "limit", 0, 1);
+    out.half_tokens[i] = sourced(table.at(kernel), name, "half_tokens", 0, 1e6);
+  }
+  return out;
+}
+
 std::vector<CatalogGpu> parse_catalog() {
   const json doc = json::parse(gpu_catalog_text());
   const json& fallback = doc.at("default_efficiency");
@@ -154,6 +169,21 @@ const ServingRead& serving_read() {
 const RuntimeMemory& runtime_memory() {
   static const RuntimeMemory memory = parse_runtime_memory();
   return memory;
+}
+
+const AttentionRateTable& attention_rate_table() {
+  static const AttentionRateTable table = parse_attention_rate();
+  return table;
+}
+
+std::array<AttentionRate, attention_kernel_count> attention_rates_of(const CatalogGpu& gpu) {
+  const AttentionRateTable& t = attention_rate_table();
+  std::array<AttentionRate, attention_kernel_count> out{};
+  if (std::find(t.gpus.begin(), t.gpus.end(), gpu.name) == t.gpus.end()) return out;
+  for (std::size_t i = 0; i < attention_kernel_count; ++i) {
+    out[i] = {t.limit[i].value, t.half_tokens[i].value};
+  }
+  return out;
 }
 
 const CatalogGpu* find_catalog_gpu(std::string_view name) {

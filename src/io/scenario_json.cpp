@@ -399,6 +399,9 @@ Scenario load_scenario(const json& doc, const std::string& origin) {
                   top.find("workload")->contains("bytes_per_param"));
   apply_serving_read(s, *top.find("workload"));
   if (s.workload.kind == WorkloadKind::training) {
+    // The kernel the workload names picks its measured curve (none off the catalog).
+    s.cluster.gpu.attention_rate = s.cluster.gpu.attention_rates[static_cast<std::size_t>(
+        s.workload.training.attention_kernel)];
     const double sequences =
         s.workload.training.global_batch_tokens / static_cast<double>(s.model.seq_len);
     if (sequences > max_sequences_per_step) {

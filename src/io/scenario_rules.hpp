@@ -109,6 +109,15 @@ inline constexpr std::array<Choice<Fp8Recipe>, fp8_recipe_count> fp8_recipe_choi
   }
   return out;
 }();
+/// The attention kernels (inputs/attention_kernel.hpp) as choices.
+inline constexpr std::array<Choice<AttentionKernel>, attention_kernel_count>
+    attention_kernel_choices = [] {
+      std::array<Choice<AttentionKernel>, attention_kernel_count> out{};
+      for (std::size_t i = 0; i < attention_kernel_count; ++i) {
+        out[i] = {attention_kernel_names[i], static_cast<AttentionKernel>(i)};
+      }
+      return out;
+    }();
 inline constexpr std::array tier_choices{Choice<std::string_view>{"intra_node", "intra_node"},
                                   Choice<std::string_view>{"inter_node", "inter_node"}};
 

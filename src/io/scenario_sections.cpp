@@ -155,6 +155,9 @@ static Gpu read_gpu(const json& v, const std::string& origin, const CatalogGpu*&
     g.flops_per_second = flops ? *flops : peak * share.value_or(entry->default_efficiency);
     // A rate from the peak is a GEMM rate: the memory-bound work is timed at HBM bandwidth.
     if (!flops) g.elementwise_bytes_per_second = g.memory_bandwidth_bytes_per_second;
+    // ... and attention at its kernel's measured share of the GEMM rate (data/gpus.json
+    // attention_rate), where the catalog has one for this GPU.
+    if (!flops) g.attention_rates = attention_rates_of(*entry);
     g.fitted_rate = !flops && !share;
   } else {
     g.memory_bytes = o.quantity("memory", Dimension::bytes, gpu_memory);
@@ -414,7 +417,8 @@ Workload read_workload(const json& v, const std::string& origin) {
       {"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch", "batch",
        "tp_comm_overlap", "pp_comm_overlap", "tables_in_pipeline_split",
        "fused_cross_entropy", "zero3_live_parameters", "zero3_collectives_per_layer",
-       "zero3_blocking_gathers", "fsdp_root_unit", "elementwise_kernels", "concurrency",
+       "zero3_blocking_gathers", "fsdp_root_unit", "elementwise_kernels", "attention_kernel",
+       "concurrency",
        "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
        "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
        "memory_bandwidth_efficiency", "layer_step_time", "bytes_per_param", "kv_sharding",
@@ -427,7 +431,7 @@ Workload read_workload(const json& v, const std::string& origin) {
                    "bytes_per_param", "tp_comm_overlap", "pp_comm_overlap",
                    "tables_in_pipeline_split", "fused_cross_entropy", "zero3_live_parameters",
                    "zero3_collectives_per_layer", "zero3_blocking_gathers", "fsdp_root_unit",
-                   "elementwise_kernels"},
+                   "elementwise_kernels", "attention_kernel"},
                   "a training workload");
     Training& t = w.training;
     t.global_batch_tokens = o.number("global_batch_tokens", batch_tokens);
@@ -448,6 +452,8 @@ Workload read_workload(const json& v, const std::string& origin) {
     t.fsdp_root_unit = o.flag("fsdp_root_unit", false);
     t.eager_elementwise = o.maybe_choice("elementwise_kernels", elementwise_kernel_choices)
                               .value_or(false);
+    t.attention_kernel = o.maybe_choice("attention_kernel", attention_kernel_choices)
+                             .value_or(AttentionKernel::cudnn);
     return w;
   }
   o.restrict_to(serving_keys, "a serving workload");

@@ -124,11 +124,11 @@ TEST_CASE("plan quotes the accuracy for a catalog GPU at its fitted rate only",
   // q2's recommendation shards with ZeRO-3 over 32 ranks of 64 H100s: the regime of the
   // torchtitan and fms-fsdp runs (16-bit, FSDP, 9-256 GPUs), whose row the first test checks.
   CHECK_THAT(q2.out, Catch::Contains("Error of this time model on 8 published runs of this "
-                                     "regime (16-bit, ZeRO-3 (FSDP), dense, 9-256 GPUs): 15.8 % "
-                                     "median, 39.3 % at worst"));
+                                     "regime (16-bit, ZeRO-3 (FSDP), dense, 9-256 GPUs): 13.3 % "
+                                     "median, 27.7 % at worst"));
   // MFU's parenthesis names the rate it is against: H100-SXM's 989.4 TFLOP/s bf16 peak times
-  // its fitted 0.5928 (data/gpus.json) = 586.5, printed 587 TFLOP/s of GEMMs.
-  CHECK_THAT(q2.out, Catch::Contains("% of the 587 TFLOP/s GEMM rate)"));
+  // its fitted 0.5965 (data/gpus.json) = 590.2, printed 590 TFLOP/s of GEMMs.
+  CHECK_THAT(q2.out, Catch::Contains("% of the 590 TFLOP/s GEMM rate)"));
   const auto json = nlohmann::json::parse(
       cli_harness::run({"plan", "scenarios/q2-llama-3.1-70b-64-h100.json", "--no-thresholds",
                         "--format", "json"})
@@ -153,16 +153,17 @@ TEST_CASE("plan quotes the accuracy for a catalog GPU at its fitted rate only",
                                      "/model/precision={\"compute\": \"fp8\"}"});
   REQUIRE(fp8.code == 0);
   // No FP8 run shards with FSDP: the nearest regime is quoted, and said to be the nearest.
-  // Its FP8 runs err both ways since the FP8 ratio is fitted (signed median near zero against
-  // a 4.8 % absolute one), so no bias is named.
+  // Its FP8 runs now err mostly one way (the NeMo runs' cuDNN attention is timed at its
+  // measured rate while the FP8 ratio is fitted with the FlashAttention-2 pairs too: signed
+  // median +4.6 % against a 6.9 % absolute one), so the bias is named.
   const ModelAccuracy& fp8_row =
       nearest_accuracy({true, StateSharding::zero3, false, Scale::to_256});
   CHECK(fp8_row.regime == Regime{true, StateSharding::replicated, false, Scale::to_256});
-  CHECK(std::abs(fp8_row.median_error) < 0.5 * fp8_row.median_abs_error);
+  CHECK(fp8_row.median_error > 0.5 * fp8_row.median_abs_error);
   CHECK_THAT(fp8.out, Catch::Contains("No published run validates this regime (FP8, ZeRO-3 "
                                       "(FSDP), dense, 9-256 GPUs); the nearest, 9 runs (FP8, "
                                       "ZeRO-2 or less, dense, 9-256 GPUs)"));
-  CHECK_THAT(fp8.out, !Catch::Contains("mostly predicting"));
+  CHECK_THAT(fp8.out, Catch::Contains("mostly predicting faster than measured"));
   // A typed rate is the user's number (scenario B's 400 TFLOP/s effective), and serving has
   // its own figures (validation/serving/README.md): no quote.
   for (const char* other : {"scenarios/b.json", "scenarios/llama31-70b-serving-h100.json"}) {

@@ -1,9 +1,11 @@
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "planner/base/dtype.hpp"
+#include "planner/inputs/attention_kernel.hpp"
 
 /// The hardware: identical GPUs in identical nodes, joined by a list of network tiers
 /// (docs/model.md §5). Tier 0 is the node's fabric (NVLink/NVSwitch, xGMI); the last tier is
@@ -72,6 +74,11 @@ struct Gpu {
   /// share of them an overlapped collective's kernels take is the overlap's cost
   /// (micro_batch_time.hpp overlapped_collective).
   double compute_units = 0;
+  /// The catalog's attention-rate curve of each kernel (none for a GPU without a
+  /// measurement, or whose FLOP rate the scenario types: an effective rate covers attention),
+  /// and the one the workload's kernel selects, which training times attention at.
+  std::array<AttentionRate, attention_kernel_count> attention_rates{};
+  AttentionRate attention_rate{};
 };
 
 struct Cluster {

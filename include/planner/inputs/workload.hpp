@@ -1,6 +1,8 @@
 #pragma once
 #include <cstdint>
 
+#include "planner/inputs/attention_kernel.hpp"
+
 /// What the cluster is asked to do: train to a global-batch target, or serve under a
 /// per-token latency SLO.
 
@@ -34,6 +36,8 @@ struct Training {
   /// backward holds three fp32 tensors of the logits' size at once (activations.hpp
   /// logits_activation_bytes).
   bool fused_cross_entropy = true;
+  /// The tiled attention kernel (inputs/attention_kernel.hpp): its rate against the GEMMs.
+  AttentionKernel attention_kernel = AttentionKernel::cudnn;
   /// ZeRO-3: parameters the framework keeps gathered at once (DeepSpeed
   /// stage3_max_live_parameters); 0 = two layers, the layer computed and the one prefetched
   /// (the worked solution's "two buffers"; FSDP's current and next unit). memory.hpp

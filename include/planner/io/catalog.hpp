@@ -1,4 +1,5 @@
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -6,6 +7,7 @@
 #include <vector>
 
 #include "planner/base/dtype.hpp"
+#include "planner/inputs/attention_kernel.hpp"
 
 /// The GPU and fabric catalog: data/gpus.json, embedded in the binary at build time
 /// (cmake/embed_text.cmake). Every number in the file carries its source; this header only
@@ -84,6 +86,22 @@ struct RuntimeMemory {
   SourcedValue context_bytes;
 };
 [[nodiscard]] const RuntimeMemory& runtime_memory();
+
+/// Tiled attention's rate against the GEMMs (data/gpus.json attention_rate; docs/model.md §6b):
+/// per kernel the curve's limit and half-rate tokens (inputs/attention_kernel.hpp), fitted to
+/// our H200 SDPA microbenchmarks (validation/microbench/h200), and the catalog GPUs they apply
+/// to (the Hopper SM they were measured on).
+struct AttentionRateTable {
+  std::vector<std::string> gpus;
+  std::string gpus_source;
+  std::array<SourcedValue, attention_kernel_count> limit;
+  std::array<SourcedValue, attention_kernel_count> half_tokens;
+};
+[[nodiscard]] const AttentionRateTable& attention_rate_table();
+
+/// The curves for `gpu`, each kernel's: none (limit 0) unless the table lists the GPU.
+[[nodiscard]] std::array<AttentionRate, attention_kernel_count> attention_rates_of(
+    const CatalogGpu& gpu);
 
 /// Every catalogued GPU, parsed once from the embedded JSON. Throws std::runtime_error if
 /// the embedded file is malformed (a build defect, never a user's input).

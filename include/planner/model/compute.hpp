@@ -13,6 +13,9 @@ struct MicroBatchFlops {
   double dense = 0;      ///< 6 · parameters · tokens: forward 2PD + backward 4PD
   double attention = 0;  ///< 12 · b · s² · h per layer: QKᵀ and attention·V, forward + backward
   double recompute = 0;  ///< forward work repeated for the backward pass
+  /// Of `recompute`, the attention core a tiled kernel runs again (the flash backward's QKᵀ,
+  /// full recompute's core): timed at the attention kernel's rate with `attention`.
+  double attention_recompute = 0;
   /// Of `dense` and `recompute`, the FLOPs that stay in bf16 when the GEMMs run in FP8 (the
   /// attention core is all of `attention`): the embedding and output tables with the MTP
   /// heads, and the attention core's recomputation (docs/moe.md §7).
@@ -104,14 +107,18 @@ inline constexpr double flash_block_tokens = 128;
   f.dense = 6.0 * stage_flop_params(m, p) * tokens / split;
   f.attention = 12.0 * core * layers / split;
   double recompute_per_layer = 0;
-  if (p.flash_attention) recompute_per_layer += 2.0 * core;
+  double kernel_recompute_per_layer = 0;  // of it, what the tiled kernel runs
+  if (p.flash_attention) kernel_recompute_per_layer += 2.0 * core;
   if (p.recompute == Recompute::selective && !p.flash_attention) recompute_per_layer += 4.0 * core;
   if (p.recompute == Recompute::full) {
-    recompute_per_layer += 2.0 * active_layer_params(m) * tokens + 4.0 * core;
+    recompute_per_layer += 2.0 * active_layer_params(m) * tokens;
+    (p.flash_attention ? kernel_recompute_per_layer : recompute_per_layer) += 4.0 * core;
   }
+  recompute_per_layer += kernel_recompute_per_layer;
   // op-level checkpointing re-runs the matmuls it did not save; attention's output is saved.
   if (p.recompute == Recompute::op) recompute_per_layer += 2.0 * op_recomputed_params(m) * tokens;
   f.recompute = recompute_per_layer * layers / split;
+  f.attention_recompute = kernel_recompute_per_layer * layers / split;
   const Dtype d = m.precision.compute;
   if (d == Dtype::bf16 || d == Dtype::fp16) return f;  // one rate for all: no split needed
   f.dense_high_precision =

@@ -50,8 +50,6 @@ namespace planner {
   TrainingTime t;
   const MicroBatchFlops f = micro_batch_flops(m, p);
   const double high_precision = high_precision_flops_per_second(m, c, flops_per_second);
-  double forward_seconds = f.forward() / flops_per_second;
-  double backward_seconds = f.backward() / flops_per_second;
   if (high_precision == flops_per_second) {
     t.dense_seconds = f.dense / flops_per_second;
     t.attention_seconds = f.attention / flops_per_second;
@@ -62,9 +60,19 @@ namespace planner {
     t.attention_seconds = f.attention / high_precision;
     t.recompute_seconds = (f.recompute - f.recompute_high_precision) / flops_per_second +
                           f.recompute_high_precision / high_precision;
-    forward_seconds = (t.dense_seconds + t.attention_seconds) / 3.0;
-    backward_seconds = 2.0 * forward_seconds + t.recompute_seconds;
   }
+  // A tiled kernel runs the attention core at its measured share of the GEMM rate, by the
+  // tokens one call attends over: the sequence over cp, as ring attention calls the kernel
+  // per block (inputs/attention_kernel.hpp; docs/model.md §6b). Its recompute too.
+  if (p.flash_attention) {
+    const double share = attention_rate_share(
+        c.gpu.attention_rate, static_cast<double>(m.seq_len) / static_cast<double>(p.cp));
+    const double slower = 1.0 / share - 1.0;
+    t.attention_seconds *= 1.0 / share;
+    t.recompute_seconds += slower * f.attention_recompute / high_precision;
+  }
+  double forward_seconds = (t.dense_seconds + t.attention_seconds) / 3.0;
+  double backward_seconds = 2.0 * forward_seconds + t.recompute_seconds;
   if (const double bandwidth = c.gpu.elementwise_bytes_per_second; bandwidth > 0) {
     const ElementwiseBytes e = elementwise_bytes(m, p);
     t.elementwise_seconds = e.total() / bandwidth;
