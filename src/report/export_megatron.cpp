@@ -85,7 +85,16 @@ std::string megatron_arguments(const Context& ctx, const Plan& p) {
     add("--recompute-method uniform");
     add("--recompute-num-layers 1");
   }
-  add(p.flash_attention ? "--attention-backend flash" : "--attention-backend unfused");
+  // arguments.py --attention-backend (AttnBackend: flash, fused, unfused, local, auto): the
+  // kernel the time model timed (workload attention_kernel, docs/model.md §6b): fused is
+  // Transformer Engine's cuDNN attention, flash the flash-attn package.
+  if (!p.flash_attention) {
+    add("--attention-backend unfused");
+  } else {
+    add(ctx.workload.training.attention_kernel == AttentionKernel::flash2
+            ? "--attention-backend flash"
+            : "--attention-backend fused");
+  }
   add(fmt::format("--num-layers {}", m.layers));
   add(fmt::format("--hidden-size {}", m.hidden));
   add(fmt::format("--ffn-hidden-size {}", m.ffn_hidden));

@@ -75,7 +75,8 @@ TEST_CASE("Megatron-LM arguments round-trip to the recommended plan", "[export]"
     const std::string recompute =
         a.count("--recompute-granularity") ? a.at("--recompute-granularity") : "none";
     CHECK(recompute == best.at("recompute"));
-    CHECK((a.at("--attention-backend") == "flash") == best.at("flash_attention").get<bool>());
+    // Tiled attention is the kernel the scenario times, cuDNN's unless it names flash2.
+    CHECK((a.at("--attention-backend") == "fused") == best.at("flash_attention").get<bool>());
     // Interleaving: L / (pp · layers per virtual stage) model chunks per pipeline rank.
     const std::int64_t v = a.count("--num-layers-per-virtual-pipeline-stage")
                                ? integer(a, "--num-layers") /
@@ -190,4 +191,20 @@ TEST_CASE("Megatron-LM exports use its argument names and the switches the model
       CHECK(a.at("--fp8-recipe") == c.fp8_recipe);
     }
   }
+}
+
+TEST_CASE("Megatron-LM's attention backend is the kernel the plan was timed with", "[export]") {
+  // arguments.py --attention-backend: fused (Transformer Engine's cuDNN attention, the timed
+  // default on Hopper) unless the workload names FlashAttention-2, the flash-attn package.
+  const char* scenario = "scenarios/q2-llama-3.1-70b-64-h100.json";
+  const auto cudnn = cli_harness::run({"export", scenario, "--to", "megatron", "--framework",
+                                       "megatron"});
+  REQUIRE(cudnn.code == 0);
+  CHECK_THAT(cudnn.out, Catch::Contains("--attention-backend fused"));
+  const auto flash2 = cli_harness::run({"export", scenario, "--to", "megatron", "--framework",
+                                        "megatron", "--set",
+                                        "/workload/attention_kernel=\"flash2\""});
+  REQUIRE(flash2.code == 0);
+  CHECK_THAT(flash2.out, Catch::Contains("--attention-backend flash"));
+  CHECK_THAT(flash2.out, !Catch::Contains("--attention-backend fused"));
 }
