@@ -33,10 +33,20 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 8> hf_keys{{
 /// (SwiGLU) MLP, or routed experts of that MLP in every layer (Mixtral, Qwen3-MoE;
 /// docs/moe.md §1). Dense Qwen3 (transformers' Qwen3Config) is Llama's layer with an RMSNorm
 /// on each query and key head (2 · head_dim parameters a layer, not counted: 256 of Qwen3-8B's
-/// 193 million) and an explicit head_dim.
-constexpr std::array<std::string_view, 6> gated_architectures{
-    "LlamaForCausalLM",   "MistralForCausalLM", "Qwen2ForCausalLM",
-    "Qwen3ForCausalLM",   "MixtralForCausalLM", "Qwen3MoeForCausalLM"};
+/// 193 million) and an explicit head_dim. Gemma (transformers' GemmaConfig, GemmaMLP) is
+/// Llama's layer with a GeLU gate (hidden_act "gelu", run as gelu_pytorch_tanh) in place of
+/// SiLU, an explicit head_dim, and tied embeddings by default.
+constexpr std::array<std::string_view, 7> gated_architectures{
+    "LlamaForCausalLM",    "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
+    "MixtralForCausalLM",  "Qwen3MoeForCausalLM", "GemmaForCausalLM"};
+
+/// Whether the config is Gemma's, whose gate is GeLU and whose embeddings are tied unless the
+/// file says otherwise (GemmaConfig: hidden_activation "gelu_pytorch_tanh", tie_word_embeddings
+/// True; LlamaConfig and the others default to untied).
+bool is_gemma(const json& c) {
+  const auto arch = c.find("architectures");
+  return arch != c.end() && arch->is_array() && !arch->empty() && (*arch)[0] == "GemmaForCausalLM";
+}
 
 std::int64_t need_integer(const json& c, std::string_view key, const std::string& origin) {
   const auto it = c.find(std::string(key));
@@ -74,8 +84,8 @@ void check_architecture(const json& c, const std::string& origin) {
   throw InputError(origin, "/architectures/0",
                    fmt::format("cannot map {}: {}; supported: LlamaForCausalLM, "
                                "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-                               "MixtralForCausalLM, Qwen3MoeForCausalLM (or write the model's layers, hidden, "
-                               "heads … in the scenario)",
+                               "MixtralForCausalLM, Qwen3MoeForCausalLM, GemmaForCausalLM (or "
+                               "write the model's layers, hidden, heads … in the scenario)",
                                name, why));
 }
 
@@ -149,17 +159,26 @@ json model_from_hf(const json& c, const std::string& origin) {
     if (d * m["heads"].get<std::int64_t>() != m["hidden"].get<std::int64_t>()) m["head_dim"] = d;
   }
   read_experts(c, origin, m);
+  const bool gemma = is_gemma(c);
   const auto act = c.find("hidden_act");
-  if (act != c.end() && !(act->is_string() && (*act == "silu" || *act == "swish"))) {
+  const auto gated_by = [&](const json& a) {
+    if (!a.is_string()) return false;
+    if (gemma) return a == "gelu" || a == "gelu_pytorch_tanh";
+    return a == "silu" || a == "swish";
+  };
+  if (act != c.end() && !gated_by(*act)) {
     throw InputError(origin, "/hidden_act",
-                     fmt::format("expected \"silu\" (the gated MLP of these architectures), got {}",
+                     fmt::format("expected {} (the gated MLP of this architecture), got {}",
+                                 gemma ? "\"gelu\" or \"gelu_pytorch_tanh\"" : "\"silu\"",
                                  act->dump()));
   }
-  m["gated_mlp"] = true;  // LlamaMLP: down(act(gate(x)) * up(x))
+  // LlamaMLP and GemmaMLP alike: down(act(gate(x)) * up(x)), three matrices.
+  m["gated_mlp"] = true;
   m["vocab"] = need_integer(c, "vocab_size", origin);
   const auto tie = c.find("tie_word_embeddings");
-  // PretrainedConfig's default is true; LlamaConfig passes tie_word_embeddings=False.
-  m["tied_embeddings"] = tie != c.end() && tie->is_boolean() && tie->get<bool>();
+  // PretrainedConfig's default is true; LlamaConfig passes tie_word_embeddings=False, and
+  // GemmaConfig True.
+  m["tied_embeddings"] = tie != c.end() && tie->is_boolean() ? tie->get<bool>() : gemma;
   m["seq_len"] = need_integer(c, "max_position_embeddings", origin);
   return m;
 }

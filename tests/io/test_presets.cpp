@@ -139,6 +139,25 @@ TEST_CASE("planner import hf and planner list models", "[presets][cli]") {
   CHECK(planner::total_params(qm) / 1e9 == Approx(8.19).epsilon(0.01));
   CHECK((planner::total_params(qm) - planner::embedding_params(qm)) / 1e9 ==
         Approx(6.95).epsilon(0.01));
+  // Gemma 7B: google/gemma-7b's config.json. The Gemma report (arXiv 2403.08295, Table 2)
+  // counts 7,751,248,896 non-embedding parameters: 28 × (3072·(4096 + 2·4096) + 4096·3072 +
+  // 3·3072·24576 + 2·3072) + 3072 = 7,751,248,896 (its final norm included); the planner
+  // counts the 256,000 × 3072 table once, tied (GemmaConfig's default; the file has no key).
+  const auto gemma = cli_harness::run({"import", "hf", "tests/data/hf/gemma-7b-config.json"});
+  REQUIRE(gemma.code == 0);
+  const json g = json::parse(gemma.out).at("model");
+  CHECK(g.at("head_dim") == 256);  // 16 × 256 = 4096, not the 3072 hidden
+  CHECK(g.at("tied_embeddings") == true);
+  CHECK(g.at("gated_mlp") == true);
+  json gemma_len = g;
+  gemma_len["seq_len"] = 8192;
+  const planner::Model gm = planner::load_model(gemma_len, "gemma-7b-config.json");
+  CHECK(planner::embedding_params(gm) == Approx(256000.0 * 3072));
+  // The planner counts each norm as a LayerNorm (scale and bias: 114 vectors of 3072 against
+  // RMSNorm's 57), 175,104 parameters over the report's count, 2.3e-5 of it.
+  CHECK((planner::total_params(gm) - planner::embedding_params(gm)) ==
+        Approx(7751248896.0 + 57 * 3072).epsilon(1e-9));
+  // Gemma's gate is GeLU; SiLU in a Gemma file (or GeLU in a Llama one) is not its layer.
   const auto bad = cli_harness::run({"import", "hf", "tests/data/three_tiers.json"});
   CHECK(bad.code == 2);
   const auto listed = cli_harness::run({"list", "models"});
