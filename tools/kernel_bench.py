@@ -14,6 +14,8 @@ driver, the software and the method:
                     that none is in L2: achieved HBM bandwidth by weight size and batch
   attention.csv     scaled_dot_product_attention, causal, head dim 128, forward and
                     forward+backward, by sequence length and backend
+  attention_long.csv  causal SDPA on one sequence of 32K-128K tokens, and the square blocks a
+                    context-parallel ring computes per call (causal diagonal, full off it)
   decode_attn.csv   one query token against a KV cache (GQA), SDPA with enable_gqa and a Triton
                     kernel that runs one program per query head (as a masked-MHA decode kernel
                     does), so the L2 reuse across a query group shows: kv bytes and bandwidth
@@ -34,7 +36,8 @@ import sys
 import time
 
 BATCHES = 5
-SECTIONS = ("gemm", "small_m", "quant", "gemv", "attention", "decode_attn", "launch")
+SECTIONS = ("gemm", "small_m", "quant", "gemv", "attention", "attention_long", "decode_attn",
+            "launch")
 
 
 def gemm_shapes(quick):
@@ -284,6 +287,35 @@ def section_attention(torch, t, w, quick):
         del q, k, v, dout
 
 
+def section_attention_long(torch, t, w, quick):
+    """Causal SDPA on one sequence of 32K-128K tokens (the lengths context parallelism splits),
+    and the blocks a ring of cp ranks computes per call: a query chunk against a key/value chunk
+    of the same length, causal on the diagonal and full off it."""
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
+    heads, d = 32, 128
+    cases = [("causal", s, s, True) for s in ((32768,) if quick else (32768, 65536, 131072))]
+    cases += [("block_full", 32768, 32768, False), ("block_causal", 32768, 32768, True)]
+    for label, sq, skv, causal in cases:
+        q = torch.randn(1, heads, sq, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        k = torch.randn(1, heads, skv, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        v = torch.randn_like(k, requires_grad=True)
+        dout = torch.randn_like(q)
+        fwd_flop = 4.0 * heads * d * sq * skv * (0.5 if causal else 1.0)
+        for name, be in backends.items():
+            try:
+                def fwd_bwd():
+                    o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                    return torch.autograd.grad(o, (q, k, v), dout)
+                with sdpa_kernel([be]):
+                    s_fb = t(fwd_bwd, target_seconds=0.2)
+                w.row(label, sq, skv, name, s_fb, 3.5 * fwd_flop / s_fb / 1e12)
+            except Exception as e:  # noqa: BLE001
+                w.note(f"{name} {label} {sq}x{skv} failed: {type(e).__name__}: {str(e)[:120]}")
+        del q, k, v, dout
+
+
 def decode_kernel(triton, tl):
     @triton.jit
     def kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, group: tl.constexpr, hq: tl.constexpr,
@@ -423,6 +455,9 @@ COLUMNS = {
     "attention": ("seq,batch,heads,head_dim,backend,fwd_seconds,fwd_bwd_seconds,fwd_tflops,"
                   "fwd_bwd_tflops", "F.scaled_dot_product_attention(is_causal=True) bf16; "
                   "FLOPs = causal half: fwd 2*b*h*d*s^2, fwd+bwd 3.5x fwd"),
+    "attention_long": ("case,q_tokens,kv_tokens,backend,fwd_bwd_seconds,fwd_bwd_tflops",
+                       "F.scaled_dot_product_attention bf16, 32 heads of 128, batch 1; FLOPs "
+                       "3.5 x the forward's 4*h*d*sq*skv (halved when causal)"),
     "decode_attn": ("case,kernel,batch,q_heads,kv_heads,context,seconds,kv_bytes,bytes_per_second",
                     "one query token per sequence; kv_bytes = K and V read once (bf16)"),
     "launch": ("what,seconds", "x.add_(1) on one element: host issue rate, wall, GPU events; "
@@ -461,7 +496,8 @@ def main(argv=None):
     info = device_info(torch)
     t = make_timer(torch)
     funcs = {"gemm": section_gemm, "small_m": section_small_m, "quant": section_quant, "gemv": section_gemv,
-             "attention": section_attention, "decode_attn": section_decode_attn,
+             "attention": section_attention, "attention_long": section_attention_long,
+             "decode_attn": section_decode_attn,
              "launch": section_launch}
     for name in chosen:
         columns, method = COLUMNS[name]
