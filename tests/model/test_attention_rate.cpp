@@ -163,3 +163,28 @@ TEST_CASE("attention runs at its kernel's share of the GEMM rate, by tokens per 
   CHECK(effective.time.attention_seconds ==
         Approx(effective.flops.attention / effective.rate).epsilon(1e-12));
 }
+
+TEST_CASE("the attention-rate curves hold past the lengths they were fitted on", "[attention]") {
+  // A second H200 session (attention_long.csv, gemm-quick-repeat.csv; not used by the fit):
+  // causal calls of 32K-128K tokens and context-parallel ring blocks, each against that
+  // session's own bf16 GEMM median, within 6 % of the curve (sessions differ by ~3 %).
+  std::vector<double> gemm;
+  for (const auto& r : csv_rows("gemm-quick-repeat.csv")) {
+    const double flop = 2.0 * std::stod(r[0]) * std::stod(r[1]) * std::stod(r[2]);
+    if (r[3] == "bf16" && flop >= 1e11) gemm.push_back(std::stod(r[5]));
+  }
+  REQUIRE(gemm.size() > 20);
+  const double reference = median_rate(gemm);
+  const planner::AttentionRateTable& table = planner::attention_rate_table();
+  int checked = 0;
+  for (const auto& r : csv_rows("attention_long.csv")) {
+    INFO(r[0] << " " << r[1] << " " << r[3]);
+    const auto k = static_cast<std::size_t>(r[3] == "flash" ? planner::AttentionKernel::flash2
+                                                             : planner::AttentionKernel::cudnn);
+    const planner::AttentionRate curve{table.limit[k].value, table.half_tokens[k].value};
+    CHECK(planner::attention_rate_share(curve, std::stod(r[1])) ==
+          Approx(std::stod(r[5]) / reference).epsilon(0.06));
+    ++checked;
+  }
+  CHECK(checked == 10);
+}
