@@ -19,6 +19,8 @@ driver, the software and the method:
   decode_attn.csv   one query token against a KV cache (GQA), SDPA with enable_gqa and a Triton
                     kernel that runs one program per query head (as a masked-MHA decode kernel
                     does), so the L2 reuse across a query group shows: kv bytes and bandwidth
+  copy_loop.csv     N copy_ calls of one slice each from a TorchScript (C++) or Python loop: the
+                    per-rank copies of PyTorch 1.8's list-based collectives
   launch.csv        launch cost of a tiny kernel: eager back-to-back and inside a CUDA graph
 
 Usage:  python3 tools/kernel_bench.py --out-dir DIR [--sections gemm,quant,...] [--quick]
@@ -37,7 +39,7 @@ import time
 
 BATCHES = 5
 SECTIONS = ("gemm", "small_m", "quant", "gemv", "attention", "attention_long", "decode_attn",
-            "launch")
+            "launch", "copy_loop")
 
 
 def gemm_shapes(quick):
@@ -316,6 +318,45 @@ def section_attention_long(torch, t, w, quick):
         del q, k, v, dout
 
 
+def section_copy_loop(torch, t, w, quick):
+    """What a list-based collective of PyTorch 1.8 adds per rank: ProcessGroupNCCL copies each
+    rank's slice between the flat NCCL buffer and the caller's list with a copy_ of its own, in
+    a C++ loop. Timed as N copy_ calls of one slice each, issued from a TorchScript loop (C++
+    interpreter, no Python per call) and from a Python loop, for N ranks and two slice sizes:
+    wall seconds per copy with the device synchronised at the end."""
+    loops = []
+    try:  # TorchScript source: List and Tensor are its own types, nothing to import
+        unit = torch.jit.CompilationUnit(
+            "def copy_all(dst: List[Tensor], src: List[Tensor]):\n"
+            "    for i in range(len(dst)):\n"
+            "        dst[i].copy_(src[i])\n")
+        loops.append(("torchscript", unit.copy_all))
+    except Exception as e:  # noqa: BLE001
+        w.note(f"torchscript unavailable: {type(e).__name__}: {str(e)[:120]}")
+
+    def python_loop(dst, src):
+        for d, s in zip(dst, src):
+            d.copy_(s)
+
+    for ranks in ((8, 2240) if quick else (8, 64, 512, 2240)):
+        for elements in (2048, 262144):
+            flat = torch.randn(ranks * elements, device="cuda", dtype=torch.bfloat16)
+            src = list(flat.view(ranks, elements).unbind(0))
+            dst = [torch.empty(elements, device="cuda", dtype=torch.bfloat16) for _ in range(ranks)]
+            for name, fn in loops + [("python", python_loop)]:
+                for _ in range(3):
+                    fn(dst, src)
+                torch.cuda.synchronize()
+                times = []
+                for _ in range(5):
+                    t0 = time.perf_counter()
+                    fn(dst, src)
+                    torch.cuda.synchronize()
+                    times.append((time.perf_counter() - t0) / ranks)
+                w.row(name, ranks, elements * 2, statistics.median(times))
+            del flat, src, dst
+
+
 def decode_kernel(triton, tl):
     @triton.jit
     def kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, group: tl.constexpr, hq: tl.constexpr,
@@ -460,6 +501,8 @@ COLUMNS = {
                        "3.5 x the forward's 4*h*d*sq*skv (halved when causal)"),
     "decode_attn": ("case,kernel,batch,q_heads,kv_heads,context,seconds,kv_bytes,bytes_per_second",
                     "one query token per sequence; kv_bytes = K and V read once (bf16)"),
+    "copy_loop": ("loop,ranks,slice_bytes,seconds_per_copy", "N copy_ calls of one slice each "
+                  "(TorchScript loop or Python loop), wall time over N with a final synchronise"),
     "launch": ("what,seconds", "x.add_(1) on one element: host issue rate, wall, GPU events; "
                "a CUDA graph of 100 such kernels, per kernel"),
 }
@@ -498,7 +541,7 @@ def main(argv=None):
     funcs = {"gemm": section_gemm, "small_m": section_small_m, "quant": section_quant, "gemv": section_gemv,
              "attention": section_attention, "attention_long": section_attention_long,
              "decode_attn": section_decode_attn,
-             "launch": section_launch}
+             "launch": section_launch, "copy_loop": section_copy_loop}
     for name in chosen:
         columns, method = COLUMNS[name]
         w = Writer(os.path.join(a.out_dir, f"{name}.csv"), header(info, method), columns)

@@ -111,6 +111,18 @@ struct DataParallelTraffic {
 /// synchronize and a 5 KiB gather) is the collective's α–β cost, counted apart.
 inline constexpr double blocking_gather_issue_seconds = 380e-6;
 
+/// Each rank's slice of a list-based collective: PyTorch 1.8's ProcessGroupNCCL copies every
+/// output tensor of allgather out of the flat NCCL buffer, and every input of reduce_scatter
+/// into it, one copy_ per rank issued from a C++ loop (the flat-buffer _all_gather_base only
+/// came later), and DeepSpeed's stage 3 of 2021 gathers and reduce-scatters through that API
+/// (the same software as Plan::zero3_blocking_gathers). 6.7 µs of host time per copy: the
+/// slope of N copy_ calls issued from a TorchScript loop against N = 8 … 2,240 on our H200 host
+/// (validation/microbench/h200/copy_loop.csv, PyTorch 2.11; a launch microbenchmark the
+/// calibration rule admits, on a 2026 host rather than 2021's). With the host synchronised
+/// before every gather it cannot run ahead, so the copies are on the critical path; the
+/// 8-rank measurement behind blocking_gather_issue_seconds holds its gather's first 8.
+inline constexpr double list_collective_copy_seconds = 6.7e-6;
+
 /// Collectives each layer's data-parallel buffer is issued as: one bucket per layer, or under
 /// ZeRO-3 the plan's count (Plan::zero3_collectives_per_layer: DeepSpeed's stage 3 of 2021
 /// gathers each parameter tensor alone).
@@ -230,8 +242,15 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
       // device before each) run between the kernels, never beside them; the reduce-scatters
       // still hide behind the backward.
       // Each blocking gather also pays its host issue cost (blocking_gather_issue_seconds).
-      t.issue_seconds =
-          p.zero3_blocking_gathers ? n * 2.0 * buckets * blocking_gather_issue_seconds : 0.0;
+      // And each of its collectives, two gathers and a reduce-scatter a bucket, copies one
+      // slice per rank (list_collective_copy_seconds) beyond the 8 that measurement held.
+      if (p.zero3_blocking_gathers) {
+        const double ranks = static_cast<double>(t.ranks);
+        const double copies = 2.0 * std::max(0.0, ranks - 8.0) + ranks;
+        t.issue_seconds = n * buckets *
+                          (2.0 * blocking_gather_issue_seconds +
+                           copies * list_collective_copy_seconds);
+      }
       t.exposed_seconds =
           p.zero3_blocking_gathers
               ? n * (2.0 * ag + exposed_seconds(rs, rs_bucket, backward_seconds)) +
