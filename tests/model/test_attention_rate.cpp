@@ -15,6 +15,7 @@
 #include "planner/io/catalog.hpp"
 #include "planner/io/scenario_json.hpp"
 #include "planner/model/step_time.hpp"
+#include "planner/report/validate.hpp"
 
 namespace {
 
@@ -39,12 +40,6 @@ std::vector<std::vector<std::string>> csv_rows(const char* name) {
   return rows;
 }
 
-double median_rate(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 }  // namespace
 
 TEST_CASE("the attention-rate curves are the fit of the H200 SDPA tables", "[attention]") {
@@ -55,7 +50,7 @@ TEST_CASE("the attention-rate curves are the fit of the H200 SDPA tables", "[att
     if (r[3] == "bf16" && flop >= 1e11) gemm.push_back(std::stod(r[5]));
   }
   REQUIRE(gemm.size() == 100);
-  const double reference = median_rate(gemm);
+  const double reference = planner::median(gemm);
   CHECK(reference == Approx(681.5).margin(0.05));
   const planner::AttentionRateTable& table = planner::attention_rate_table();
   // Each kernel: 1/share = 1/limit + (half/limit)·(1/s), a straight line in 1/s.
@@ -174,7 +169,7 @@ TEST_CASE("the attention-rate curves hold past the lengths they were fitted on",
     if (r[3] == "bf16" && flop >= 1e11) gemm.push_back(std::stod(r[5]));
   }
   REQUIRE(gemm.size() > 20);
-  const double reference = median_rate(gemm);
+  const double reference = planner::median(gemm);
   const planner::AttentionRateTable& table = planner::attention_rate_table();
   int checked = 0;
   for (const auto& r : csv_rows("attention_long.csv")) {
