@@ -77,6 +77,7 @@ Runner add_import(CLI::App& sub) {
     err << fmt::format("planner: note: seq_len is the context window ({}); set the sequence "
                        "length you train or serve with\n",
                        model.at("seq_len").get<std::int64_t>());
+    for (const std::string& note : hf_import_notes(config)) err << "planner: note: " << note << "\n";
     return 0;
   };
 }

@@ -228,3 +228,72 @@ TEST_CASE("planner import hf refuses what the scenario loader would refuse", "[p
   CHECK_THAT(r.err, Catch::Contains("/head_dim: expected a positive integer up to 2^31"));
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }
+
+TEST_CASE("planner import hf maps DeepSeek, Qwen2-MoE and Phi-3 configs (issue 31)", "[presets][cli]") {
+  auto imported = [](const char* file, std::int64_t seq_len) {
+    const auto r = cli_harness::run({"import", "hf", std::string("tests/data/hf/") + file});
+    INFO(file << ": " << r.err);
+    REQUIRE(r.code == 0);
+    json m = json::parse(r.out).at("model");
+    m["seq_len"] = seq_len;
+    return std::make_pair(planner::load_model(m, file), r.err);
+  };
+  // DeepSeek-V2 (arXiv 2405.04434, abstract): 236B total, 21B activated per token. By hand from
+  // the config: MLA 1536·(5120 + 128·192 + 1) + 512·(5120 + 128·256 + 1) + 5120·64 +
+  // 128·128·5120 = 149.2M a layer × 60; one dense MLP 3·5120·12288; 59 MoE layers of
+  // (160 + 2) experts 3·5120·1536 and a 5120 × 160 router; two 102400 × 5120 tables: 235.7B,
+  // of which 8 experts a layer are active: 21.3B.
+  const auto [v2, v2_notes] = imported("deepseek-v2-config.json", 4096);
+  CHECK(v2.moe.experts == 160);
+  CHECK(v2.moe.top_k == 6);
+  CHECK(v2.moe.shared_experts == 2);
+  CHECK(v2.moe.expert_ffn_hidden == 1536);
+  CHECK(v2.moe.first_dense_layers == 1);
+  CHECK(v2.mla.q_lora_rank == 1536);
+  CHECK(v2.mla.kv_lora_rank == 512);
+  CHECK(planner::total_params(v2) / 1e9 == Approx(236.0).epsilon(0.01));
+  CHECK(planner::active_params(v2) / 1e9 == Approx(21.0).epsilon(0.03));
+  // DeepSeek-V3 (arXiv 2412.19437 §1): 671B total, 37B activated; the MTP module is named in a
+  // note, not imported. The import equals the catalog's preset, typed from the same config.
+  const auto [v3, v3_notes] = imported("deepseek-v3-config.json", 4096);
+  CHECK(planner::total_params(v3) / 1e9 == Approx(671.0).epsilon(0.02));
+  CHECK(planner::active_params(v3) / 1e9 == Approx(37.0).epsilon(0.03));
+  CHECK(v3.mtp_layers == 0);
+  CHECK_THAT(v3_notes, Catch::Contains("multi-token-prediction") && Catch::Contains("mtp_layers"));
+  const Model preset = load_with_model({{"preset", "deepseek-v3"}, {"seq_len", 4096}}).model;
+  CHECK(planner::total_params(v3) == Approx(planner::total_params(preset)).epsilon(1e-12));
+  CHECK(planner::active_params(v3) == Approx(planner::active_params(preset)).epsilon(1e-12));
+  // DeepSeek-V2-Lite's null q_lora_rank: queries projected directly (no q_lora_rank written).
+  json lite = read_json_file(source_dir + "/tests/data/hf/deepseek-v2-config.json");
+  lite["q_lora_rank"] = nullptr;
+  CHECK_FALSE(model_from_hf(lite, "lite.json").at("mla").contains("q_lora_rank"));
+  // Qwen1.5-MoE-A2.7B (Qwen's release post): 14.3B total, 2.7B activated. By hand: 24 × (4 ·
+  // 2048² attention + 60 · 3·2048·1408 routed + 3·2048·5632 shared) + 2 · 151936·2048 =
+  // 14.32B; active with 4 routed: 2.69B. The 5632-wide shared expert is 4 of 1408.
+  const auto [qwen, qwen_notes] = imported("qwen1.5-moe-a2.7b-config.json", 4096);
+  CHECK(qwen.moe.experts == 60);
+  CHECK(qwen.moe.shared_experts == 4);
+  CHECK(planner::total_params(qwen) / 1e9 == Approx(14.3).epsilon(0.01));
+  CHECK(planner::active_params(qwen) / 1e9 == Approx(2.7).epsilon(0.02));
+  CHECK(qwen_notes.find("sliding window") == std::string::npos);  // use_sliding_window false
+  json odd = read_json_file(source_dir + "/tests/data/hf/qwen1.5-moe-a2.7b-config.json");
+  odd["shared_expert_intermediate_size"] = 5000;
+  CHECK_THROWS_WITH(model_from_hf(odd, "q.json"),
+                    Catch::Contains("/shared_expert_intermediate_size"));
+  // Phi-3-mini (arXiv 2404.14219 §2): 3.8B. By hand: 32 × (4 · 3072² + 3 · 3072·8192) +
+  // 2 · 32064·3072 = 3.82B. Its 2,047-token sliding window is named on stderr.
+  const auto [phi, phi_notes] = imported("phi-3-mini-4k-config.json", 4096);
+  CHECK(planner::total_params(phi) / 1e9 == Approx(3.82).epsilon(0.01));
+  CHECK_THAT(phi_notes, Catch::Contains("sliding window of 2047 tokens"));
+  // Refusals name the reason and the config key.
+  CHECK_THROWS_WITH(model_from_hf(json::parse(R"({"architectures": ["Gemma2ForCausalLM"]})"), "g.json"),
+                    Catch::Contains("sliding-window"));
+  json greedy = read_json_file(source_dir + "/tests/data/hf/deepseek-v2-config.json");
+  greedy["num_experts_per_tok"] = 200;
+  const std::string path = fmt::format("/tmp/planner-hf-{}.json", getpid());
+  std::ofstream(path) << greedy.dump();
+  const auto refused = cli_harness::run({"import", "hf", path});
+  std::remove(path.c_str());
+  CHECK(refused.code == 2);
+  CHECK_THAT(refused.err, Catch::Contains("/num_experts_per_tok") && Catch::Contains("top_k"));
+}

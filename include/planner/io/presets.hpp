@@ -42,6 +42,10 @@ struct PresetText {
 /// a training scenario usually sets a shorter one. Errors name `origin` and the HF key.
 [[nodiscard]] nlohmann::json model_from_hf(const nlohmann::json& config, const std::string& origin);
 
+/// What an import leaves out of the model, one line each for the user (a sliding attention
+/// window timed as full attention; DeepSeek's multi-token-prediction module); empty when none.
+[[nodiscard]] std::vector<std::string> hf_import_notes(const nlohmann::json& config);
+
 /// The planner key an HF config key maps to ("num_key_value_heads" → "kv_heads"), or "".
 [[nodiscard]] std::string_view planner_key_for_hf(std::string_view hf_key);
 
