@@ -89,10 +89,25 @@ TEST_CASE("catalog: A100, H200, B200, GB200 and the AMD parts", "[catalog]") {
   CHECK(*gpu("L40S").peak("fp8") == Approx(733e12));
   CHECK(gpu("L40S").memory_bandwidth_bytes_per_second == Approx(864e9));
   CHECK(gpu("L40S").memory_bytes == 46068 * MiB);
+  // Serving GPUs (issue 31). L4 datasheet: BF16 242 and FP8 485 TFLOPS with sparsity, 300 GB/s,
+  // 24 GB of which nvidia-smi reports 23034 MiB. A10 datasheet: BF16 250 with sparsity, no FP8
+  // (Ampere), 600 GB/s. H100 NVL datasheet: BF16 1,671 and FP8 3,341 with sparsity, 3.9 TB/s
+  // (3,938 GB/s in the product brief), 94 GB reported as 95,830 MiB; each dense rate is half.
+  CHECK(*gpu("L4").peak("bf16") == Approx(242e12 / 2));
+  CHECK(*gpu("L4").peak("fp8") == Approx(485e12 / 2));
+  CHECK(gpu("L4").memory_bandwidth_bytes_per_second == Approx(300e9));
+  CHECK(gpu("L4").memory_bytes == 23034 * MiB);
+  CHECK(*gpu("A10").peak("bf16") == Approx(250e12 / 2));
+  CHECK_FALSE(gpu("A10").peak("fp8").has_value());
+  CHECK(gpu("A10").memory_bandwidth_bytes_per_second == Approx(600e9));
+  CHECK(*gpu("H100-NVL").peak("bf16") == Approx(1671e12 / 2));
+  CHECK(*gpu("H100-NVL").peak("fp8") == Approx(3341e12 / 2));
+  CHECK(gpu("H100-NVL").memory_bandwidth_bytes_per_second == Approx(3.9e12).epsilon(0.01));
+  CHECK(gpu("H100-NVL").memory_bytes == 95830 * MiB);
 }
 
 TEST_CASE("catalog: names, aliases and suggestions", "[catalog]") {
-  CHECK(planner::gpu_catalog().size() == 12);
+  CHECK(planner::gpu_catalog().size() == 15);
   CHECK(planner::find_catalog_gpu("h100-sxm5-80gb") == &gpu("H100-SXM"));
   CHECK(planner::find_catalog_gpu("A100") == &gpu("A100-SXM4-80GB"));
   CHECK(planner::find_catalog_gpu("V100") == nullptr);
@@ -157,13 +172,12 @@ TEST_CASE("loader: a catalog GPU fills memory, bandwidths and the effective rate
 TEST_CASE("loader: bad catalog names and conflicting fields", "[catalog][loader][errors]") {
   CHECK(load_error(scenario_with_gpu({{"catalog", "H100-SMX"}})) ==
         "a.json: /cluster/gpu/catalog: unknown GPU \"H100-SMX\" (did you mean \"H100-SXM\"?); "
-        "expected one of: A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM, H100-PCIe, H200, H800, L40S, "
-        "B200, GB200, MI250X, MI300X, MI325X (data/gpus.json)");
+        "expected one of: A10, A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM, H100-PCIe, H100-NVL, "
+        "H200, H800, L40S, L4, B200, GB200, MI250X, MI300X, MI325X (data/gpus.json)");
   CHECK(load_error(scenario_with_gpu({{"catalog", "TPU-v5p"}})) ==
-        "a.json: /cluster/gpu/catalog: unknown GPU \"TPU-v5p\"; expected one of: A100-SXM4-40GB, "
-        "A100-SXM4-80GB, H100-SXM, H100-PCIe, H200, H800, L40S, B200, GB200, MI250X, MI300X, "
-        "MI325X "
-        "(data/gpus.json)");
+        "a.json: /cluster/gpu/catalog: unknown GPU \"TPU-v5p\"; expected one of: A10, "
+        "A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM, H100-PCIe, H100-NVL, H200, H800, L40S, L4, "
+        "B200, GB200, MI250X, MI300X, MI325X (data/gpus.json)");
   CHECK(load_error(scenario_with_gpu({{"catalog", 100}})) ==
         "a.json: /cluster/gpu/catalog: expected a string, got 100");
   CHECK(load_error(scenario_with_gpu(
