@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "planner/base/error.hpp"
+#include "planner/base/workers.hpp"
 #include "planner/base/one_line.hpp"
 #include "planner/explain/explain.hpp"
 #include "planner/io/context.hpp"
@@ -382,13 +383,10 @@ int run_sweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
         << ",binding_constraint\n";
   }
   const std::size_t total = last - first;
-  unsigned threads = args.threads ? args.threads : std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, total)));
+  const unsigned threads = worker_count(args.threads, total);
   OrderedRun run(base, grid, origin, csv, first, last, window_per_thread * threads);
-  std::vector<std::thread> pool;
-  if (threads > 1) {
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back([&run] { run.work(); });
-  }
+  // On more than one thread, every worker plans points and this thread prints them in order.
+  Workers pool(threads > 1 ? threads : 0, [&run] { run.work(); });
   const bool show = !args.no_progress && isatty(STDERR_FILENO) && &err == &std::cerr;
   const auto start = std::chrono::steady_clock::now();
   std::atomic<bool> finished{false};
@@ -407,7 +405,7 @@ int run_sweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
     failure = pool.empty() ? run.plan_and_print(i, out) : run.print(i, out);
   }
   run.stop();
-  for (std::thread& t : pool) t.join();
+  pool.join();
   finished = true;
   if (bar.joinable()) {
     bar.join();

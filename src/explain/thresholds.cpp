@@ -1,13 +1,11 @@
 #include "planner/explain/thresholds.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
 #include <functional>
 #include <limits>
-#include <thread>
 
+#include "planner/base/workers.hpp"
 #include "planner/search/answer.hpp"
 #include "planner/search/search.hpp"
 #include "threshold_probe.hpp"
@@ -290,26 +288,9 @@ std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best, uns
     }
   };
   std::vector<std::optional<Threshold>> found(tasks);
-  std::vector<std::exception_ptr> failed(tasks);
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<std::size_t>(threads, tasks));
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t i = next++; i < tasks; i = next++) {
-      try {
-        found[i] = run(i);
-      } catch (...) {
-        failed[i] = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
+  for_each_task(tasks, threads, [&](std::size_t i) { found[i] = run(i); });
   std::vector<Threshold> out;
   for (std::size_t i = 0; i < tasks; ++i) {
-    if (failed[i]) std::rethrow_exception(failed[i]);
     if (found[i]) out.push_back(std::move(*found[i]));
     if (gave_up[i] && not_searched) {
       not_searched->push_back(
