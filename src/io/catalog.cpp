@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -149,7 +150,15 @@ double CatalogGpu::scale_out_bandwidth_bytes_per_second() const noexcept {
          static_cast<double>(node_gpus);
 }
 
-std::string_view gpu_catalog_text() noexcept { return embedded::gpu_catalog_json; }
+std::string_view gpu_catalog_text() {
+  // The build embeds the file in pieces (cmake/embed_text.cmake); join them once.
+  static const std::string text = [] {
+    std::string joined;
+    for (std::string_view piece : embedded::gpu_catalog_json_pieces) joined += piece;
+    return joined;
+  }();
+  return text;
+}
 
 const std::vector<CatalogGpu>& gpu_catalog() {
   static const std::vector<CatalogGpu> catalog = parse_catalog();

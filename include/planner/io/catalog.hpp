@@ -117,6 +117,6 @@ struct AttentionRateTable {
 [[nodiscard]] std::string catalog_gpu_names();
 
 /// The embedded catalog text itself (data/gpus.json as built).
-[[nodiscard]] std::string_view gpu_catalog_text() noexcept;
+[[nodiscard]] std::string_view gpu_catalog_text();
 
 }  // namespace planner
