@@ -53,17 +53,23 @@ TEST_CASE("A world of 8,648,640 GPUs plans within seconds, thresholds given up",
   const auto with = cli_harness::run({"plan", path, "--format", "json"});
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const auto without = cli_harness::run({"plan", path, "--format", "json", "--no-thresholds"});
-  std::filesystem::remove(path);
   REQUIRE(with.code == 0);
   if (!sanitized) CHECK(seconds < 60);
   const json a = json::parse(with.out);
-  const json b = json::parse(without.out);
-  CHECK(a.at("best") == b.at("best"));
   CHECK(a.at("thresholds").empty());
   CHECK(a.at("thresholds_not_searched").size() == 12);
   CHECK(a.at("thresholds_not_searched").at(0) == "/cluster/inter_node/bandwidth below");
-  CHECK_FALSE(b.contains("thresholds_not_searched"));
+  // The same recommendation without thresholds. Release only: each run is about 200 s under
+  // AddressSanitizer (7.3 million of its 8.4 million candidates are timed; their compute bound
+  // is loose on this shape), which would make this one test the sanitizer stage's critical path
+  // (tests/run.sh); the sanitizers still see the whole search once, above.
+  if (!sanitized) {
+    const auto without = cli_harness::run({"plan", path, "--format", "json", "--no-thresholds"});
+    const json b = json::parse(without.out);
+    CHECK(a.at("best") == b.at("best"));
+    CHECK_FALSE(b.contains("thresholds_not_searched"));
+  }
+  std::filesystem::remove(path);
 }
 
 TEST_CASE("A search stopped at its work limit is empty and marked incomplete", "[hostile][work]") {
