@@ -83,6 +83,9 @@ inline constexpr auto recompute_choices = [] {
 }();
 inline constexpr std::array kv_sharding_choices{Choice<KvSharding>{"replicate", KvSharding::replicate},
                                          Choice<KvSharding>{"batch", KvSharding::batch}};
+inline constexpr std::array decode_attention_choices{
+    Choice<DecodeAttention>{"grouped", DecodeAttention::grouped},
+    Choice<DecodeAttention>{"per_query_head", DecodeAttention::per_query_head}};
 /// workload.elementwise_kernels: fused (Megatron-LM, Transformer Engine) or eager (one PyTorch
 /// kernel per operation); the value is Plan::eager_elementwise.
 inline constexpr std::array elementwise_kernel_choices{Choice<bool>{"fused", false},

@@ -9,37 +9,13 @@
 #include "cli_harness.hpp"
 #include "planner/model/evaluate.hpp"
 #include "planner/search/disaggregated.hpp"
+#include "serving_test_helpers.hpp"
 
 using namespace planner;
+using serving_test::h100_node;
+using serving_test::llama70b;
 
 namespace {
-
-/// Llama-3.1-70B (Dubey et al. 2024, Table 3) on one 8 × H100 node, as
-/// scenarios/llama31-70b-serving-h100.json.
-Model llama70b() {
-  Model m;
-  m.layers = 80;
-  m.hidden = 8192;
-  m.heads = 64;
-  m.kv_heads = 8;
-  m.ffn_hidden = 28672;
-  m.gated_mlp = true;
-  m.vocab = 128256;
-  m.seq_len = 131072;
-  return m;
-}
-
-Cluster h100_node() {
-  Cluster c;
-  c.nodes = 1;
-  c.gpus_per_node = 8;
-  c.gpu.memory_bytes = 80 * gib;
-  c.gpu.memory_bandwidth_bytes_per_second = 3.35e12;
-  c.gpu.flops_per_second = 400e12;
-  c.node_tier() = {450e9, 3e-6, 0, true, "intra_node"};
-  c.network_tier() = {50e9, 10e-6, 0, false, "inter_node"};
-  return c;
-}
 
 Plan engine(std::int64_t tp, std::int64_t batch) {
   Plan p;

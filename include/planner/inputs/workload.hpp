@@ -71,6 +71,14 @@ struct Training {
 /// requests between them (SGLang's data-parallel attention), so each holds 1/tp of the cache.
 enum class KvSharding { replicate, batch };
 
+/// How the decode attention kernel reads the KV cache of a grouped-query model (docs/model.md
+/// §8.2): once per KV head, its query heads sharing the load (FlashAttention's and
+/// FlashInfer's decode kernels, TensorRT-LLM's XQA from v0.8), or once per query head, one
+/// thread block per head each loading its group's K and V (TensorRT-LLM's masked multi-head
+/// attention kernel before XQA, docs/source/advanced/gpt-attention.md; vLLM's PagedAttention
+/// v1/v2 kernel, one block per query head). Equal for a model without grouping.
+enum class DecodeAttention { grouped, per_query_head };
+
 struct Serving {
   std::int64_t batch = 1;             ///< concurrent sequences per engine
   std::int64_t concurrency = 0;       ///< concurrent sequences over all replicas; 0 = use batch
@@ -92,6 +100,7 @@ struct Serving {
   double layer_step_seconds = 0;
   double bytes_per_param = 2;        ///< weight bytes (bf16)
   KvSharding kv_sharding = KvSharding::replicate;
+  DecodeAttention decode_attention = DecodeAttention::grouped;
   std::int64_t kv_block_tokens = 1;  ///< paged-cache block (vLLM: 16); 1 = token granular
 };
 

@@ -54,7 +54,8 @@ struct DecodeStep {
 /// the MLP); stages run one after another for a token and add a send per boundary. Each layer
 /// adds a fixed cost, its kernels' floors and launch gaps (Serving::layer_step_seconds,
 /// fitted to batch-1 decode sweeps over tp: docs/model.md §8.2); weights and KV cache are
-/// read at their own achieved fractions of the datasheet bandwidth. An MoE
+/// read at their own achieved fractions of the datasheet bandwidth, the cache once per query
+/// head when the engine's decode kernel does not share a KV head's load (kv_cache.hpp). An MoE
 /// model reads only the experts the step's tokens touch, and under ep every MoE layer adds
 /// its dispatch and combine all-to-alls (model/serving/expert_serving.hpp, docs/moe.md §6).
 [[nodiscard]] inline DecodeStep decode_step(const Model& m, const Cluster& c, const Serving& w,
@@ -71,7 +72,8 @@ struct DecodeStep {
   t.weight_read_bytes = decode_weight_read_bytes(m, w, p, batch, weights_bytes);
   t.expert_read_fraction = expert_read_fraction(m, p, batch);
   t.weight_read_seconds = stages * t.weight_read_bytes / bandwidth;
-  t.kv_read_seconds = stages * kv_bytes / kv_bandwidth;
+  t.kv_read_seconds =
+      stages * kv_bytes * kv_reads_per_element(m, p, w.decode_attention) / kv_bandwidth;
   t.fixed_seconds = stages * static_cast<double>(stage_layers(m, p)) * w.layer_step_seconds;
   const double tp = static_cast<double>(p.tp);
   const double gemm_params = stage_layer_params(m, p) + static_cast<double>(m.vocab) * h;

@@ -40,6 +40,23 @@ namespace planner {
          head_dim(m) * bytes_of(m.precision.kv_cache);
 }
 
+/// Times a decode step reads each cached K and V element on a rank (docs/model.md §8.2). A
+/// grouped kernel loads a KV head once for all the query heads that share it: 1. A kernel with
+/// one thread block per query head (TensorRT-LLM's masked multi-head attention before its XQA
+/// kernel, whose blog credits XQA with 2.4x Llama-70B decode throughput by "reducing data
+/// loading", docs/source/blogs/XQA-kernel.md; vLLM's PagedAttention v1/v2 kernel, grid over
+/// query heads) loads it once per query head on the rank: heads / kv_heads while tp splits
+/// both, heads / tp once each rank keeps a single copied KV head. L2 reuse between those
+/// blocks is not credited. MLA's latent serves every head from one load in either kernel.
+[[nodiscard]] inline double kv_reads_per_element(const Model& m, const Plan& p,
+                                                 DecodeAttention kernel) noexcept {
+  if (kernel == DecodeAttention::grouped || is_mla(m) || m.kv_heads <= 0) return 1.0;
+  const double heads = static_cast<double>(m.heads);
+  const double per_rank = std::min(heads / static_cast<double>(m.kv_heads),
+                                   heads / static_cast<double>(p.tp));
+  return std::max(1.0, per_rank);
+}
+
 /// Tokens one sequence reserves: the context rounded up to whole blocks of the paged cache
 /// (Kwon et al. 2023, vLLM, arXiv 2309.06180, §4.1: blocks of 16 tokens by default; the last
 /// block of a sequence is partly empty).
