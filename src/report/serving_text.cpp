@@ -81,7 +81,11 @@ std::string serving_time_text(const Context& ctx, const ServingTime& t) {
   const DecodeStep& d = t.decode;
   std::string out;
   out += fmt::format("  weight read        {:>12}\n", seconds_text(d.weight_read_seconds));
-  out += fmt::format("  KV-cache read      {:>12}\n", seconds_text(d.kv_read_seconds));
+  out += fmt::format("  KV-cache read      {:>12}", seconds_text(d.kv_read_seconds));
+  out += d.kv_reads > 1 ? fmt::format("   (each KV head loaded {:.0f} times: once per query head, "
+                                      "decode_attention per_query_head)\n",
+                                      d.kv_reads)
+                        : std::string("\n");
   out += fmt::format("  decode compute     {:>12}   ({:.0f} sequences; {})\n",
                      seconds_text(d.compute_seconds), d.batch,
                      d.compute_bound ? "compute-bound" : "below the reads: memory-bound");

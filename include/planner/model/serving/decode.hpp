@@ -23,6 +23,7 @@ struct DecodeStep {
   double expert_read_fraction = 1; ///< of one GPU's routed experts, those the step touches
   double weight_read_seconds = 0;  ///< all stages
   double kv_read_seconds = 0;      ///< all stages
+  double kv_reads = 1;  ///< loads of each cached element per step (kv_reads_per_element)
   double flops = 0;                ///< per GPU of the largest stage
   double compute_seconds = 0;      ///< all stages, at the compute dtype's effective rate
   bool compute_bound = false;      ///< compute exceeds the weight and KV reads
@@ -72,8 +73,8 @@ struct DecodeStep {
   t.weight_read_bytes = decode_weight_read_bytes(m, w, p, batch, weights_bytes);
   t.expert_read_fraction = expert_read_fraction(m, p, batch);
   t.weight_read_seconds = stages * t.weight_read_bytes / bandwidth;
-  t.kv_read_seconds =
-      stages * kv_bytes * kv_reads_per_element(m, p, w.decode_attention) / kv_bandwidth;
+  t.kv_reads = kv_reads_per_element(m, p, w.decode_attention);
+  t.kv_read_seconds = stages * kv_bytes * t.kv_reads / kv_bandwidth;
   t.fixed_seconds = stages * static_cast<double>(stage_layers(m, p)) * w.layer_step_seconds;
   const double tp = static_cast<double>(p.tp);
   const double gemm_params = stage_layer_params(m, p) + static_cast<double>(m.vocab) * h;
