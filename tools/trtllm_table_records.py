@@ -44,6 +44,10 @@ KERNEL = (" Decode attention per query head: TensorRT-LLM v0.5/v0.6.1 decode wit
           "TRTLLM_ENABLE_XQA=1, an experimental early version that a heuristic may decline; "
           "which kernel ran is not stated (assumed). No effect on a model without grouped heads.")
 
+STATIC = (" Lockstep closed loop (`closed_loop: \"lockstep\"`, docs/model.md §8.4): "
+          "gptSessionBenchmark runs static batches, all the batch's prompts prefilled in one "
+          "forward, then the decode steps together.")
+
 # gpu: (catalog entry, table heading, precision, tp link, what the assumptions say)
 GPUS = {
     "h100": ("H100-SXM", "H100 GPUs (FP8)", "fp8", "450 GB/s",
@@ -168,8 +172,11 @@ def main():
                + (f", {engine:,} for the {tp}-GPU engine" if tp > 1 else "")
                + f" (TensorRT-LLM {version}; gptSessionBenchmark, static batches: {batch} "
                f"prompts prefilled, then {osl} decode steps)")
-        out.append(record(name, gpu, model, row, "/plan/time/tokens_per_second", float(engine),
-                          scenario(name, gpu, model, tp, batch, isl, osl)))
+        doc = scenario(name, gpu, model, tp, batch, isl, osl)
+        doc["workload"]["closed_loop"] = "lockstep"  # static batches
+        r = record(name, gpu, model, row, "/plan/time/tokens_per_second", float(engine), doc)
+        r["assumptions"] += STATIC
+        out.append(r)
     for gpu, model, tp, isl, ms in FIRST_TOKEN:
         name = f"trtllm-{gpu}-{GPUS[gpu][2]}-{model}-tp{tp}-in{isl}-ttft"
         row = (f"Low Latency, {GPUS[gpu][1]}: {LABEL[model]}, batch 1, TP {tp}, input {isl}: "

@@ -86,6 +86,9 @@ inline constexpr std::array kv_sharding_choices{Choice<KvSharding>{"replicate", 
 inline constexpr std::array decode_attention_choices{
     Choice<DecodeAttention>{"grouped", DecodeAttention::grouped},
     Choice<DecodeAttention>{"per_query_head", DecodeAttention::per_query_head}};
+inline constexpr std::array closed_loop_choices{
+    Choice<ClosedLoop>{"staggered", ClosedLoop::staggered},
+    Choice<ClosedLoop>{"lockstep", ClosedLoop::lockstep}};
 /// workload.elementwise_kernels: fused (Megatron-LM, Transformer Engine) or eager (one PyTorch
 /// kernel per operation); the value is Plan::eager_elementwise.
 inline constexpr std::array elementwise_kernel_choices{Choice<bool>{"fused", false},

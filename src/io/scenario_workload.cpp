@@ -31,7 +31,7 @@ const std::initializer_list<std::string_view> serving_keys{
     "kind", "batch", "concurrency", "context_tokens", "input_tokens", "output_tokens",
     "prefill_chunk_tokens", "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
     "memory_bandwidth_efficiency", "layer_step_time", "bytes_per_param", "kv_sharding",
-    "decode_attention", "kv_block_tokens"};
+    "decode_attention", "closed_loop", "kv_block_tokens"};
 
 /// A serving workload: `batch` (per engine) or `concurrency` (over all replicas), the
 /// context (or input and output lengths), the targets and the optional request rate.
@@ -86,6 +86,15 @@ static void read_serving(const Object& o, Serving& s) {
   s.kv_sharding = o.maybe_choice("kv_sharding", kv_sharding_choices).value_or(KvSharding::replicate);
   s.decode_attention = o.maybe_choice("decode_attention", decode_attention_choices)
                            .value_or(DecodeAttention::grouped);
+  s.closed_loop = o.maybe_choice("closed_loop", closed_loop_choices).value_or(ClosedLoop::staggered);
+  if (s.closed_loop == ClosedLoop::lockstep &&
+      (s.request_rate_per_second > 0 || s.output_tokens == 0)) {
+    o.fail_at("closed_loop", s.request_rate_per_second > 0
+                                 ? "\"lockstep\" describes a fixed concurrency; remove "
+                                   "\"request_rate\" or \"closed_loop\""
+                                 : "\"lockstep\" needs \"output_tokens\" (how long each round "
+                                   "decodes); add it");
+  }
   s.kv_block_tokens = o.maybe_int("kv_block_tokens", block_tokens).value_or(1);
 }
 
@@ -100,7 +109,7 @@ Workload read_workload(const json& v, const std::string& origin) {
        "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
        "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
        "memory_bandwidth_efficiency", "layer_step_time", "bytes_per_param", "kv_sharding",
-       "decode_attention", "kv_block_tokens"});
+       "decode_attention", "closed_loop", "kv_block_tokens"});
   Workload w;
   (void)o.need("kind", "\"training\" or \"serving\"");
   w.kind = *o.maybe_choice("kind", kind_choices);

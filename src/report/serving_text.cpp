@@ -44,6 +44,7 @@ json serving_time_json(const Context& ctx, const ServingTime& t) {
               {"queue_wait", json{{"mean", t.queue.mean_seconds},
                                   {"quantile", t.queue.quantile_seconds}}},
               {"iteration_wait", t.iteration_wait_seconds},
+              {"round_prefill", t.round_prefill_seconds},
               {"saturation_requests_per_second", t.saturation_requests_per_second},
               {"ttft", t.ttft_unbounded ? json(nullptr) : json(t.ttft_seconds)},
               {"ttft_mean", t.ttft_unbounded ? json(nullptr) : json(t.ttft_mean_seconds)},
@@ -120,6 +121,11 @@ std::string serving_time_text(const Context& ctx, const ServingTime& t) {
     out += fmt::format("  decode step ahead  {:>12}   (p{:.0f}: a prompt waits for the step it "
                        "lands in)\n",
                        seconds_text(t.iteration_wait_seconds), 100 * w.slo_percentile);
+  }
+  if (t.round_prefill_seconds > 0) {
+    out += fmt::format("  round prefill      {:>12}   (lockstep: the round's {:.0f} prompts "
+                       "prefilled together; every first token waits for it)\n",
+                       seconds_text(t.round_prefill_seconds), d.batch);
   }
   if (w.request_rate_per_second <= 0 && t.queue.mean_seconds > 0) {
     out += fmt::format("  queue for prefill  {:>12}   (p{:.0f}; mean {}: the other {:.0f} "

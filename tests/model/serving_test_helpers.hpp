@@ -3,6 +3,7 @@
 // scenarios/llama31-70b-serving-h100.json; figures worked by hand against it.
 #include "planner/inputs/cluster.hpp"
 #include "planner/inputs/model.hpp"
+#include "planner/inputs/plan.hpp"
 
 namespace serving_test {
 
@@ -33,6 +34,15 @@ inline Cluster h100_node() {
   c.node_tier() = {450e9, 3e-6, 0, true, "intra_node"};
   c.network_tier() = {50e9, 10e-6, 0, false, "inter_node"};
   return c;
+}
+
+/// A tp-wide engine of `batch` sequences, replicated over the node's 8 GPUs.
+inline Plan engine(std::int64_t tp, std::int64_t batch) {
+  Plan p;
+  p.tp = tp;
+  p.dp = 8 / tp;
+  p.micro_batch = batch;
+  return p;
 }
 
 }  // namespace serving_test

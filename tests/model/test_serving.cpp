@@ -13,17 +13,10 @@
 
 using namespace planner;
 using serving_test::h100_node;
+using serving_test::engine;
 using serving_test::llama70b;
 
 namespace {
-
-Plan engine(std::int64_t tp, std::int64_t batch) {
-  Plan p;
-  p.tp = tp;
-  p.dp = 8 / tp;
-  p.micro_batch = batch;
-  return p;
-}
 
 /// The chat request: 2048 prompt and 256 output tokens, a loose 1 s target.
 Serving chat() {

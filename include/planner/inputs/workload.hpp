@@ -79,6 +79,12 @@ enum class KvSharding { replicate, batch };
 /// v1/v2 kernel, one block per query head). Equal for a model without grouping.
 enum class DecodeAttention { grouped, per_query_head };
 
+/// How a fixed concurrency's users time their requests (docs/model.md §8.4): independently,
+/// so their prompts spread over time (real users, and benchmarks once lengths vary), or in
+/// lockstep: identical requests, all users starting together, so every round's prompts
+/// arrive at once and finish together (LMDeploy's profile_generation, a static batch).
+enum class ClosedLoop { staggered, lockstep };
+
 struct Serving {
   std::int64_t batch = 1;             ///< concurrent sequences per engine
   std::int64_t concurrency = 0;       ///< concurrent sequences over all replicas; 0 = use batch
@@ -101,6 +107,7 @@ struct Serving {
   double bytes_per_param = 2;        ///< weight bytes (bf16)
   KvSharding kv_sharding = KvSharding::replicate;
   DecodeAttention decode_attention = DecodeAttention::grouped;
+  ClosedLoop closed_loop = ClosedLoop::staggered;
   std::int64_t kv_block_tokens = 1;  ///< paged-cache block (vLLM: 16); 1 = token granular
 };
 

@@ -76,9 +76,12 @@ struct PrefillTime {
 /// the stages as a pipeline: the prompt takes the stages' busy time plus (pp − 1) times the
 /// longest chunk and a send per boundary to fill it (Narayanan et al. 2021 §2.2). Under ep
 /// each chunk's tokens cross the stage's MoE layers by all-to-all (expert_serving.hpp).
+/// `prompts` equal prompts prefilled together in one forward (a lockstep round, §8.4) share
+/// each chunk's weight read and fixed costs; their FLOPs, cache and messages add up.
 [[nodiscard]] inline PrefillTime prefill_time(const Model& m, const Cluster& c, const Serving& w,
                                               const Plan& p, double weights_bytes,
-                                              double flops_per_second) noexcept {
+                                              double flops_per_second,
+                                              double prompts = 1) noexcept {
   PrefillTime t;
   t.prompt_tokens = prompt_tokens(w);
   const std::int64_t chunk = w.prefill_chunk_tokens > 0 ? w.prefill_chunk_tokens : t.prompt_tokens;
@@ -92,24 +95,25 @@ struct PrefillTime {
   for (std::int64_t begin = 0; begin < t.prompt_tokens; begin += chunk) {
     const std::int64_t end = std::min(t.prompt_tokens, begin + chunk);
     const PrefillChunkFlops f = prefill_chunk_flops(m, p, begin, end, end == t.prompt_tokens);
-    const double compute = f.total() / flops_per_second;
-    const double memory =
-        weights_bytes / bandwidth + kv_per_token * static_cast<double>(end) / kv_bandwidth;
+    const double flops = prompts * f.total();
+    const double compute = flops / flops_per_second;
+    const double memory = weights_bytes / bandwidth +
+                          prompts * kv_per_token * static_cast<double>(end) / kv_bandwidth;
     double tp = 0;
     if (tp_tier != nullptr) {
-      const double message = static_cast<double>(end - begin) * static_cast<double>(m.hidden) *
-                             activation_bytes;
+      const double message = prompts * static_cast<double>(end - begin) *
+                             static_cast<double>(m.hidden) * activation_bytes;
       tp = 2.0 * static_cast<double>(stage_layers(m, p)) *
            cheapest_collective(Collective::all_reduce, p.tp, message, *tp_tier).seconds();
     }
-    const double ep = serving_all_to_all(m, c, p, static_cast<double>(end - begin),
+    const double ep = serving_all_to_all(m, c, p, prompts * static_cast<double>(end - begin),
                                          stage_moe_layers(m, p))
                           .seconds;
     const double fixed =
         static_cast<double>(stage_layers(m, p)) * w.layer_step_seconds;  // kernel floors
     const double busy = std::max(compute, memory) + fixed + tp + ep;
     ++t.chunks;
-    t.flops += f.total();
+    t.flops += flops;
     t.compute_seconds += compute;
     t.memory_seconds += memory;
     t.fixed_seconds += fixed;
@@ -120,7 +124,7 @@ struct PrefillTime {
   }
   if (p.pp > 1) {
     const double stages = static_cast<double>(p.pp);
-    const double message = static_cast<double>(std::min(chunk, t.prompt_tokens)) *
+    const double message = prompts * static_cast<double>(std::min(chunk, t.prompt_tokens)) *
                            static_cast<double>(m.hidden) * activation_bytes;
     const Tier& pp_tier = c.tiers[axis_tier(p, c, Axis::pp)];
     t.pp_seconds = (stages - 1.0) *

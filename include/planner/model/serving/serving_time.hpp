@@ -20,6 +20,9 @@ namespace planner {
 struct ServingTime {
   DecodeStep decode;     ///< one iteration at the engine's (steady-state) batch
   PrefillTime prefill;   ///< one prompt alone
+  /// closed_loop lockstep: the round's prompts prefilled together, which every first token
+  /// waits for; zero otherwise.
+  double round_prefill_seconds = 0;
   double prefill_share = 0;        ///< ρ: fraction of the engine's time spent in prefill
   double requests_per_second = 0;  ///< per engine; 0 when the output length is not given
   /// The most requests per second one engine completes, whatever the latency: its full
@@ -130,6 +133,25 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
       iteration_wait_mean = decoding * 0.5 * t.decode.seconds;
     }
     t.prefill_share = t.requests_per_second * engine_prefill;
+  } else if (w.output_tokens > 0 && w.closed_loop == ClosedLoop::lockstep) {
+    // Lockstep (§8.4): each round the b prompts arrive at once and are prefilled in one
+    // forward, then decode o steps together, no prompt interrupting them; every first token
+    // comes when the round's prefill ends. A round of b requests takes R + o·step(b).
+    const PrefillTime round =
+        prefill_time(m, c, w, p, ledger.weights_bytes, flops_per_second, full);
+    t.round_prefill_seconds = round.seconds;
+    const double round_seconds = round.seconds + o * t.decode.seconds;
+    t.requests_per_second = full / round_seconds;
+    t.prefill_share = round.seconds / round_seconds;
+    t.per_token_seconds = t.decode.seconds;
+    t.ttft_seconds = t.ttft_mean_seconds = round.seconds;
+    t.tokens_per_second = static_cast<double>(p.dp) * t.requests_per_second * o;
+    if (w.concurrency > 0) {
+      t.tokens_per_second *= static_cast<double>(w.concurrency) /
+                             static_cast<double>(p.dp * p.micro_batch);
+    }
+    judge(w, t);
+    return t;
   } else if (w.output_tokens > 0) {
     t.requests_per_second = t.saturation_requests_per_second;
     t.prefill_share = t.requests_per_second * engine_prefill;

@@ -1,0 +1,113 @@
+// A lockstep closed loop (issue 30, time to first token under load): identical requests from
+// users who start together arrive a round at a time; the round's prompts are prefilled in one
+// forward and every first token waits for it. Figures worked out here by hand.
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <unistd.h>
+
+#include "cli_harness.hpp"
+#include "planner/model/serving/serving_time.hpp"
+#include "serving_test_helpers.hpp"
+
+using namespace planner;
+using serving_test::engine;
+
+namespace {
+
+Serving round_trip(std::int64_t input, std::int64_t output) {
+  Serving w;
+  w.input_tokens = input;
+  w.output_tokens = output;
+  w.context_tokens = input + output;
+  w.slo_per_token_seconds = 1;
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("prompts prefilled together share the weight read and the fixed costs",
+          "[serving][prefill]") {
+  const Model m = serving_test::llama70b();
+  const Cluster c = serving_test::h100_node();
+  Serving w = round_trip(128, 128);
+  w.layer_step_seconds = 65e-6;
+  const Plan p = engine(8, 16);
+  const double weights = 17.6e9;  // per GPU at tp 8, bf16
+  const PrefillTime one = prefill_time(m, c, w, p, weights, 400e12);
+  const PrefillTime sixteen = prefill_time(m, c, w, p, weights, 400e12, 16);
+  // FLOPs add up: 16 prompts of 128 tokens do 16 times one prompt's GEMMs and attention.
+  CHECK(sixteen.flops == Approx(16 * one.flops));
+  CHECK(sixteen.compute_seconds == Approx(16 * one.compute_seconds));
+  // One weight read (17.6 GB at 3.35 TB/s = 5.254 ms) and 16 prompts' cache writes:
+  // KV per token per rank 2 · 80 · 1 head · 128 · 2 B = 40,960 B, 128 tokens each.
+  CHECK(sixteen.memory_seconds == Approx(17.6e9 / 3.35e12 + 16 * 40960.0 * 128 / 3.35e12));
+  // The layers' fixed costs once: 80 · 65 µs = 5.2 ms, as for one prompt.
+  CHECK(sixteen.fixed_seconds == Approx(one.fixed_seconds));
+  CHECK(sixteen.fixed_seconds == Approx(80 * 65e-6));
+  // Sixteen prompts in one forward beat sixteen forwards of one.
+  CHECK(sixteen.seconds < 16 * one.seconds);
+}
+
+TEST_CASE("lockstep rounds: the first token waits for the round's prefill, no prompt stalls "
+          "the decodes",
+          "[serving][queueing]") {
+  const Model m = serving_test::llama70b();
+  const Cluster c = serving_test::h100_node();
+  Serving w = round_trip(2048, 256);
+  const Plan p = engine(8, 32);
+  const MemoryLedger l = serving_ledger(m, c, w, p);
+  const ServingTime staggered = serving_time(m, c, w, p, l, 400e12);
+  w.closed_loop = ClosedLoop::lockstep;
+  const ServingTime lockstep = serving_time(m, c, w, p, l, 400e12);
+  const double round =
+      prefill_time(m, c, w, p, l.weights_bytes, 400e12, 32).seconds;  // 32 prompts at once
+  // Every first token of the round comes when the round's prefill ends: mean and quantile.
+  CHECK(lockstep.round_prefill_seconds == Approx(round));
+  CHECK(lockstep.ttft_seconds == Approx(round));
+  CHECK(lockstep.ttft_mean_seconds == Approx(round));
+  // The decodes run uninterrupted: time per output token is the step itself.
+  CHECK(lockstep.per_token_seconds == Approx(lockstep.decode.seconds));
+  // A round completes 32 requests in R + 256 steps: 32 · 256 tokens per engine, one engine.
+  CHECK(lockstep.tokens_per_second ==
+        Approx(32.0 * 256 / (round + 256 * lockstep.decode.seconds)));
+  // Staggered users find a prefill or two ahead of them, not the whole round's.
+  CHECK(staggered.ttft_mean_seconds < lockstep.ttft_mean_seconds);
+}
+
+TEST_CASE("closed_loop is read from the scenario, contradictions are refused",
+          "[serving][queueing][cli]") {
+  nlohmann::json s = nlohmann::json::parse(
+      cli_harness::read("validation/serving/lmdeploy-a100-fp16-llama2-7b-tp1-b16-128-128-"
+                        "ttft.json"))
+                         .at("scenario");
+  const std::string file = "/tmp/planner-lockstep-" + std::to_string(::getpid()) + ".json";
+  const auto run = [&](const nlohmann::json& scenario) {
+    std::ofstream(file) << scenario.dump();
+    return cli_harness::run({"memory", file, "--format", "json"});
+  };
+  auto r = run(s);
+  REQUIRE(r.code == 0);
+  const double lockstep_ttft =
+      nlohmann::json::parse(r.out).at("plan").at("time").at("ttft_mean").get<double>();
+  s["workload"]["closed_loop"] = "staggered";
+  r = run(s);
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out).at("plan").at("time").at("ttft_mean").get<double>() <
+        lockstep_ttft);
+  s["workload"]["closed_loop"] = "lockstep";
+  s["workload"]["request_rate"] = 2;
+  r = run(s);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("/workload/closed_loop: \"lockstep\" describes a fixed "
+                                    "concurrency"));
+  s["workload"].erase("request_rate");
+  s["workload"].erase("output_tokens");
+  s["workload"]["context_tokens"] = 256;
+  r = run(s);
+  std::remove(file.c_str());
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("\"lockstep\" needs \"output_tokens\""));
+}
