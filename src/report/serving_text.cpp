@@ -45,6 +45,8 @@ json serving_time_json(const Context& ctx, const ServingTime& t) {
                                   {"quantile", t.queue.quantile_seconds}}},
               {"iteration_wait", t.iteration_wait_seconds},
               {"round_prefill", t.round_prefill_seconds},
+              {"slots", t.slots},
+              {"slot_wait", t.slot_wait_seconds},
               {"saturation_requests_per_second", t.saturation_requests_per_second},
               {"ttft", t.ttft_unbounded ? json(nullptr) : json(t.ttft_seconds)},
               {"ttft_mean", t.ttft_unbounded ? json(nullptr) : json(t.ttft_mean_seconds)},
@@ -121,6 +123,15 @@ std::string serving_time_text(const Context& ctx, const ServingTime& t) {
     out += fmt::format("  decode step ahead  {:>12}   (p{:.0f}: a prompt waits for the step it "
                        "lands in)\n",
                        seconds_text(t.iteration_wait_seconds), 100 * w.slo_percentile);
+  }
+  if (t.slot_wait_seconds > 0) {
+    out += fmt::format("  wait for a slot    {:>12}   (mean: {:.0f} users, the caches of {:.0f} "
+                       "fit; the rest queue)\n",
+                       seconds_text(t.slot_wait_seconds),
+                       static_cast<double>(ctx.workload.serving.concurrency > 0
+                                               ? engine_batch(w, t.replicas)
+                                               : w.batch),
+                       t.slots);
   }
   if (t.round_prefill_seconds > 0) {
     out += fmt::format("  round prefill      {:>12}   (lockstep: the round's {:.0f} prompts "

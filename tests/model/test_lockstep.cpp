@@ -2,6 +2,7 @@
 // users who start together arrive a round at a time; the round's prompts are prefilled in one
 // forward and every first token waits for it. Figures worked out here by hand.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -110,4 +111,49 @@ TEST_CASE("closed_loop is read from the scenario, contradictions are refused",
   std::remove(file.c_str());
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("\"lockstep\" needs \"output_tokens\""));
+}
+
+TEST_CASE("users whose caches do not all fit wait for a slot, the engine runs what fits",
+          "[serving][queueing]") {
+  const Model m = serving_test::llama70b();
+  Cluster c = serving_test::h100_node();
+  c.gpus_per_node = 1;
+  c.gpu.reserve_bytes = 0;
+  Serving w = round_trip(16384, 16384);  // 32,768 reserved tokens a sequence
+  w.concurrency = 100;
+  Plan p = engine(1, 100);
+  p.dp = 1;
+  Model small = m;  // an 8-layer slice of it
+  small.layers = 8;
+  const MemoryLedger l = serving_ledger(small, c, w, p);
+  // KV per sequence: 2 · 8 layers · 8 heads · 128 · 2 B · 32,768 tokens = 1.07 GB; the GPU's
+  // 80 GiB less the weights holds floor((80 GiB − weights) / 1.07 GB) sequences, not 100.
+  const double per_sequence = 2.0 * 8 * 8 * 128 * 2 * 32768;
+  const double fit = std::floor((80.0 * gib - l.weights_bytes) / per_sequence);
+  REQUIRE(fit < 100);
+  CHECK(l.kv_cache_bytes == Approx(fit * per_sequence));
+  CHECK(l.fits());
+  const ServingTime staggered = serving_time(small, c, w, p, l, 400e12);
+  CHECK(staggered.slots == fit);
+  CHECK(staggered.decode.batch == fit);
+  // The engine stays full: λ = slots / (o·step + slots·T); a user's cycle is 100 / λ, of which
+  // o·TPOT decoding, the prefill and its queue; the rest is the wait for a slot.
+  const double lambda = staggered.requests_per_second;
+  CHECK(lambda == Approx(fit / (16384 * staggered.decode.seconds +
+                                fit * staggered.prefill.stage_seconds)));
+  CHECK(staggered.slot_wait_seconds ==
+        Approx(100 / lambda - 16384 * staggered.per_token_seconds - staggered.prefill.seconds -
+               staggered.queue.mean_seconds));
+  CHECK(staggered.slot_wait_seconds > 0);
+  // Lockstep: ⌈100 / slots⌉ rounds one after another; a user waits for half the others.
+  w.closed_loop = ClosedLoop::lockstep;
+  const ServingTime lockstep = serving_time(small, c, w, p, l, 400e12);
+  const double rounds = std::ceil(100 / fit);
+  const double round = lockstep.round_prefill_seconds + 16384 * lockstep.decode.seconds;
+  CHECK(lockstep.slot_wait_seconds == Approx(0.5 * (rounds - 1) * round));
+  CHECK(lockstep.tokens_per_second == Approx(fit * 16384 / round));
+  // A batch (not a concurrency) is the user's engine batch: kept whole, and then too big.
+  w.concurrency = 0;
+  w.batch = 100;
+  CHECK_FALSE(serving_ledger(small, c, w, p).fits());
 }

@@ -1,6 +1,7 @@
 #pragma once
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <string_view>
 
 #include "planner/model/activations.hpp"
@@ -284,8 +285,22 @@ struct LayerGemms {
   return kv_bytes_per_token(m, p, KvSharding::replicate);
 }
 
-/// Serving ledger: the stage's weights split by tp, the KV cache of the engine's batch (the
-/// plan's micro-batch) × the reserved context, and the reserve. Decode activations (b·h per
+/// Sequences one engine holds at once (docs/model.md §8.4): the engine's users (`batch`, or
+/// its share of `concurrency`), except that when the users are a concurrency and their caches
+/// do not all fit beside the weights and the reserve (`free_bytes`), as many as fit, at least
+/// one: vLLM's and LMDeploy's schedulers admit a request only while cache blocks are free, and
+/// the other users wait for a slot. A `batch` is the user's engine batch and is kept whole.
+[[nodiscard]] inline double serving_slots(const Serving& w, const Plan& p, double free_bytes,
+                                          double per_sequence_bytes) noexcept {
+  const double users = static_cast<double>(p.micro_batch);
+  if (w.concurrency <= 0 || !(per_sequence_bytes > 0)) return users;
+  const double fit = std::floor(free_bytes / per_sequence_bytes);
+  return std::clamp(fit, 1.0, users);
+}
+
+/// Serving ledger: the stage's weights split by tp, the KV cache of the sequences the engine
+/// holds (serving_slots: the plan's micro-batch, or what fits of a concurrency's users) × the
+/// reserved context, and the reserve. Decode activations (b·h per
 /// layer) are negligible and not listed. Under ep the routed experts are split by tp·ep and
 /// the rest by tp (gpu_params; docs/moe.md §6.1).
 [[nodiscard]] inline MemoryLedger serving_ledger(const Model& m, const Cluster& c,
@@ -293,13 +308,23 @@ struct LayerGemms {
   MemoryLedger l;
   const GpuParams psi = gpu_params(m, p);
   l.weights_bytes = (psi.replicated + psi.experts) * w.bytes_per_param;
-  l.kv_cache_bytes = kv_bytes_per_token(m, p, w.kv_sharding) *
-                     static_cast<double>(p.micro_batch) *
-                     static_cast<double>(reserved_tokens(w));
   l.reserve_bytes = c.gpu.reserve_bytes;
   l.reserve_default = c.gpu.reserve_default;
   l.capacity_bytes = c.gpu.memory_bytes;
+  const double per_sequence =
+      kv_bytes_per_token(m, p, w.kv_sharding) * static_cast<double>(reserved_tokens(w));
+  l.kv_cache_bytes = per_sequence * serving_slots(w, p, l.capacity_bytes - l.total_bytes(),
+                                                  per_sequence);
   return l;
+}
+
+/// serving_slots of a ledger: the sequences whose caches it holds.
+[[nodiscard]] inline double serving_slots(const Model& m, const Serving& w, const Plan& p,
+                                          const MemoryLedger& l) noexcept {
+  const double per_sequence =
+      kv_bytes_per_token(m, p, w.kv_sharding) * static_cast<double>(reserved_tokens(w));
+  return per_sequence > 0 ? std::round(l.kv_cache_bytes / per_sequence)
+                          : static_cast<double>(p.micro_batch);
 }
 
 }  // namespace planner

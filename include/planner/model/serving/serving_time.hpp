@@ -23,6 +23,10 @@ struct ServingTime {
   /// closed_loop lockstep: the round's prompts prefilled together, which every first token
   /// waits for; zero otherwise.
   double round_prefill_seconds = 0;
+  /// Sequences the engine holds at once (memory.hpp serving_slots); fewer than its users when
+  /// their caches do not all fit, and the others wait for a slot.
+  double slots = 0;
+  double slot_wait_seconds = 0;  ///< mean wait for a free slot; 0 when every user has one
   double prefill_share = 0;        ///< ρ: fraction of the engine's time spent in prefill
   double requests_per_second = 0;  ///< per engine; 0 when the output length is not given
   /// The most requests per second one engine completes, whatever the latency: its full
@@ -105,7 +109,11 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
   t.prefill = prefill_time(m, c, w, p, ledger.weights_bytes, flops_per_second);
   const double engine_prefill = t.prefill.stage_seconds;  // the engine's busy time per prompt
   const double o = static_cast<double>(w.output_tokens);
-  const double full = static_cast<double>(p.micro_batch);
+  const double users = static_cast<double>(p.micro_batch);
+  const double full = serving_slots(m, w, p, ledger);  // what the engine holds at once
+  t.slots = full;
+  Plan held = p;
+  held.micro_batch = static_cast<std::int64_t>(full);
   double batch = full;
   t.decode = decode_step(m, c, w, p, full, ledger.weights_bytes, flops_per_second);
   if (w.output_tokens > 0) {
@@ -118,7 +126,7 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
     t.overloaded = !(t.requests_per_second < t.saturation_requests_per_second);
     const double steady =
         t.overloaded ? -1
-                     : steady_batch(m, c, w, p, ledger.weights_bytes, flops_per_second,
+                     : steady_batch(m, c, w, held, ledger.weights_bytes, flops_per_second,
                                     t.requests_per_second,
                                     t.requests_per_second * engine_prefill);
     t.overloaded = steady < 0;
@@ -144,11 +152,16 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
     t.requests_per_second = full / round_seconds;
     t.prefill_share = round.seconds / round_seconds;
     t.per_token_seconds = t.decode.seconds;
-    t.ttft_seconds = t.ttft_mean_seconds = round.seconds;
+    // Users past the slots form further rounds, served one after another: k rounds, and a
+    // user waits for the ones before its own, (k − 1)/2 of them on average.
+    const double rounds = std::ceil(users / full);
+    t.slot_wait_seconds = 0.5 * (rounds - 1.0) * round_seconds;
+    t.ttft_mean_seconds = round.seconds + t.slot_wait_seconds;
+    t.ttft_seconds = round.seconds + w.slo_percentile * (rounds - 1.0) * round_seconds;
     t.tokens_per_second = static_cast<double>(p.dp) * t.requests_per_second * o;
     if (w.concurrency > 0) {
-      t.tokens_per_second *= static_cast<double>(w.concurrency) /
-                             static_cast<double>(p.dp * p.micro_batch);
+      t.tokens_per_second *= std::min(1.0, static_cast<double>(w.concurrency) /
+                                               (static_cast<double>(p.dp) * full));
     }
     judge(w, t);
     return t;
@@ -157,21 +170,31 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
     t.prefill_share = t.requests_per_second * engine_prefill;
     const double decoding_seconds = o * t.decode.seconds / (1.0 - t.prefill_share);
     t.queue = closed_loop_wait(full, decoding_seconds, engine_prefill, w.slo_percentile);
+    // Users past the slots: the engine stays full, completing λ requests a second, so a user's
+    // cycle is users / λ (Little 1961); what it does not spend decoding, prefilling or queueing
+    // for prefill it waits for a slot.
+    if (users > full) {
+      t.slot_wait_seconds = std::max(0.0, users / t.requests_per_second - decoding_seconds -
+                                              t.prefill.seconds - t.queue.mean_seconds);
+    }
   }
   t.per_token_seconds = t.decode.seconds / (1.0 - t.prefill_share);
   t.ttft_unbounded = t.overloaded;
   if (!t.ttft_unbounded) {
-    t.ttft_seconds = t.prefill.seconds + t.queue.quantile_seconds + t.iteration_wait_seconds;
-    t.ttft_mean_seconds = t.prefill.seconds + t.queue.mean_seconds + iteration_wait_mean;
+    t.ttft_seconds = t.prefill.seconds + t.queue.quantile_seconds + t.iteration_wait_seconds +
+                     t.slot_wait_seconds;
+    t.ttft_mean_seconds =
+        t.prefill.seconds + t.queue.mean_seconds + iteration_wait_mean + t.slot_wait_seconds;
   }
   const double engine_tokens = w.output_tokens > 0 && (open_loop || t.overloaded)
                                    ? t.requests_per_second * o
                                    : batch / t.per_token_seconds;
   t.tokens_per_second = static_cast<double>(p.dp) * engine_tokens;
   if (w.concurrency > 0 && !open_loop) {
-    // Replicas hold ⌈concurrency / dp⌉ slots each; only `concurrency` of them are busy.
-    t.tokens_per_second *= static_cast<double>(w.concurrency) /
-                           static_cast<double>(p.dp * p.micro_batch);
+    // Replicas hold ⌈concurrency / dp⌉ users each, `full` of them at once; only
+    // `concurrency` users exist, so some slots may idle.
+    t.tokens_per_second *= std::min(1.0, static_cast<double>(w.concurrency) /
+                                             (static_cast<double>(p.dp) * full));
   }
   judge(w, t);
   return t;
