@@ -104,8 +104,8 @@ Workload read_workload(const json& v, const std::string& origin) {
       {"kind", "global_batch_tokens", "micro_batch", "step_time_per_micro_batch", "batch",
        "tp_comm_overlap", "pp_comm_overlap", "tables_in_pipeline_split",
        "fused_cross_entropy", "zero3_live_parameters", "zero3_collectives_per_layer",
-       "zero3_blocking_gathers", "fsdp_root_unit", "elementwise_kernels", "attention_kernel",
-       "concurrency",
+       "zero3_blocking_gathers", "fsdp_root_unit", "unsharded_gradient_accumulation",
+       "elementwise_kernels", "attention_kernel", "concurrency",
        "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
        "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
        "memory_bandwidth_efficiency", "layer_step_time", "bytes_per_param", "kv_sharding",
@@ -118,7 +118,8 @@ Workload read_workload(const json& v, const std::string& origin) {
                    "bytes_per_param", "tp_comm_overlap", "pp_comm_overlap",
                    "tables_in_pipeline_split", "fused_cross_entropy", "zero3_live_parameters",
                    "zero3_collectives_per_layer", "zero3_blocking_gathers", "fsdp_root_unit",
-                   "elementwise_kernels", "attention_kernel"},
+                   "unsharded_gradient_accumulation", "elementwise_kernels",
+                   "attention_kernel"},
                   "a training workload");
     Training& t = w.training;
     t.global_batch_tokens = o.number("global_batch_tokens", batch_tokens);
@@ -137,6 +138,7 @@ Workload read_workload(const json& v, const std::string& origin) {
     t.zero3_collectives_per_layer = o.integer("zero3_collectives_per_layer", collectives_per_layer, 1);
     t.zero3_blocking_gathers = o.flag("zero3_blocking_gathers", false);
     t.fsdp_root_unit = o.flag("fsdp_root_unit", false);
+    t.unsharded_gradient_accumulation = o.flag("unsharded_gradient_accumulation", false);
     t.eager_elementwise = o.maybe_choice("elementwise_kernels", elementwise_kernel_choices)
                               .value_or(false);
     t.attention_kernel = o.maybe_choice("attention_kernel", attention_kernel_choices)
@@ -205,6 +207,7 @@ Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
   if (w.kind == WorkloadKind::training) {
     p.zero3_collectives_per_layer = w.training.zero3_collectives_per_layer;
     p.zero3_blocking_gathers = w.training.zero3_blocking_gathers;
+    p.unsharded_gradient_accumulation = w.training.unsharded_gradient_accumulation;
     p.eager_elementwise = w.training.eager_elementwise;
   }
   return p;

@@ -135,6 +135,9 @@ json plan_fields_json(const Plan& p) {
     j["zero3_collectives_per_layer"] = p.zero3_collectives_per_layer;
   }
   if (p.zero == 3 && p.zero3_blocking_gathers) j["zero3_blocking_gathers"] = true;
+  if (p.zero == 2 && p.unsharded_gradient_accumulation) {
+    j["unsharded_gradient_accumulation"] = true;
+  }
   if (p.eager_elementwise) j["elementwise_kernels"] = "eager";
   if (p.ep > 1) j["ep"] = p.ep;
   if (expert_tp(p) != p.tp) j["etp"] = expert_tp(p);

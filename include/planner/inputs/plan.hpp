@@ -103,6 +103,9 @@ struct Plan {
   /// same names (inputs/workload.hpp).
   std::int64_t zero3_collectives_per_layer = 1;
   bool zero3_blocking_gathers = false;
+  /// ZeRO-2 with the gradients accumulated unsharded over the micro-batches and reduced once
+  /// after the last backward (Training::unsharded_gradient_accumulation).
+  bool unsharded_gradient_accumulation = false;
   /// Eager PyTorch's elementwise kernels, one per operation, instead of fused ones
   /// (elementwise.hpp eager_layer_bytes); set for every candidate by the workload's
   /// elementwise_kernels "eager".

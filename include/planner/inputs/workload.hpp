@@ -59,6 +59,14 @@ struct Training {
   /// stay gathered through the backward, and their unsharded gradients wait for the root's
   /// reduce-scatter at the backward's end (memory.hpp fsdp_root_unit_bytes).
   bool fsdp_root_unit = false;
+  /// ZeRO-2: the micro-batches' gradients accumulate unsharded in the gradients' dtype and are
+  /// reduce-scattered once, after the step's last backward (Plan; memory.hpp training_ledger,
+  /// data_parallel_time.hpp). PyTorch's pipeline schedules do this to FSDP2 stages
+  /// (torch/distributed/pipelining/stage.py backward_maybe_with_nosync: gradient sync and
+  /// resharding off until the last micro-batch, then the post-backward run by hand), and
+  /// FSDP2 then keeps the unsharded gradient in its reduce dtype (_fsdp_param.py
+  /// to_accumulated_grad_if_needed).
+  bool unsharded_gradient_accumulation = false;
   /// The framework runs each elementwise operation (norms, rotary embeddings, the MLP's
   /// activation) as its own kernel: PyTorch in eager mode, without torch.compile (torchtitan's
   /// and fms-fsdp's defaults), where Megatron-LM and Transformer Engine fuse them

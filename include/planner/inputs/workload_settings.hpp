@@ -17,6 +17,7 @@ inline void apply_workload_settings(const Training& t, Plan& p) noexcept {
   p.tables_in_pipeline_split = p.pp > 1 && t.tables_in_pipeline_split;
   p.zero3_collectives_per_layer = t.zero3_collectives_per_layer;
   p.zero3_blocking_gathers = t.zero3_blocking_gathers;
+  p.unsharded_gradient_accumulation = t.unsharded_gradient_accumulation;
   p.eager_elementwise = t.eager_elementwise;
 }
 

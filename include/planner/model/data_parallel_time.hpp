@@ -226,6 +226,18 @@ inline void fill_sharded_state_traffic(const Model& m, const Cluster& c, const P
                                     : share * (t.gradient_bytes + t.gather_bytes);
       break;
     case 2:
+      if (p.unsharded_gradient_accumulation) {
+        // One reduce-scatter a step, issued after the last backward has finished
+        // (pipelining/stage.py runs FSDP2's post-backward by hand then), so no backward is
+        // left to hide it; the gather once, before the first forward, as ZeRO-2 does.
+        t.collectives_per_step = 2.0;
+        t.comm_seconds = rs + ag;
+        t.whole_buffer_seconds = rs_whole + ag_whole;
+        t.exposed_seconds = rs + exposed_seconds(ag, ag_bucket, forward_seconds);
+        t.bytes_per_step = same_dtype ? 2.0 * share * t.gradient_bytes
+                                      : share * (t.gradient_bytes + t.gather_bytes);
+        break;
+      }
       t.collectives_per_step = n + 1.0;
       t.comm_seconds = n * rs + ag;
       t.whole_buffer_seconds = n * rs_whole + ag_whole;

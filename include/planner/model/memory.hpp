@@ -248,7 +248,11 @@ struct LayerGemms {
     return replicated + psi.experts * bytes / (sharded ? expert_shards : 1.0);
   };
   l.weights_bytes = state(weight_b, p.zero >= 3);
-  l.gradients_bytes = state(grad_b, p.zero >= 2);
+  // ZeRO-2 whose gradients accumulate unsharded until the step's last backward
+  // (Plan::unsharded_gradient_accumulation: PyTorch's pipeline schedules with FSDP2) holds the
+  // whole gradient of its part of the model at the peak.
+  l.gradients_bytes =
+      state(grad_b, p.zero >= 3 || (p.zero == 2 && !p.unsharded_gradient_accumulation));
   l.optimizer_bytes = state(optimizer_b, p.zero >= 1);
   const LayerActivationTerms terms = plan_activation_terms(m, p);
   l.activations_bytes = stage_activation_bytes(m, p, terms);
