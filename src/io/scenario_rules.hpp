@@ -115,6 +115,11 @@ inline constexpr std::array<Choice<Fp8Recipe>, fp8_recipe_count> fp8_recipe_choi
   }
   return out;
 }();
+inline constexpr std::array norm_choices{Choice<Norm>{"rmsnorm", Norm::rms},
+                                         Choice<Norm>{"layernorm", Norm::layer}};
+inline constexpr std::array position_choices{
+    Choice<Position>{"rotary", Position::rotary}, Choice<Position>{"learned", Position::learned},
+    Choice<Position>{"alibi", Position::alibi}, Choice<Position>{"none", Position::none}};
 /// The attention kernels (inputs/attention_kernel.hpp) as choices.
 inline constexpr std::array<Choice<AttentionKernel>, attention_kernel_count>
     attention_kernel_choices = [] {

@@ -268,7 +268,8 @@ TEST_CASE("loader: - reads standard input", "[loader][file]") {
   std::cin.rdbuf(saved);
   CHECK(message ==
         "<stdin>: /model: expected an object with keys layers, hidden, heads, kv_heads, "
-        "ffn_hidden, gated_mlp, vocab, tied_embeddings, dropout, seq_len, params, precision, "
+        "ffn_hidden, gated_mlp, vocab, tied_embeddings, dropout, norm, position_embedding, "
+        "seq_len, params, precision, "
         "head_dim, moe, mla, mtp_layers, got 1");
 }
 

@@ -177,3 +177,56 @@ TEST_CASE("memory-bound bytes in eager PyTorch, worked kernel by kernel", "[elem
   const ElementwiseBytes fused_mha = elementwise_bytes(mha, tp2_sp());
   CHECK(eager_mha.forward - fused_mha.forward == Approx((79616.0 - 18688.0) * 8192.0));
 }
+
+TEST_CASE("memory-bound bytes in eager PyTorch: LayerNorm and learned positions",
+          "[elementwise]") {
+  // MosaicGPT's block (model.norm "layernorm", model.position_embedding "learned"): F.layer_norm
+  // is one kernel forward (read x, write y: 2e) and two backward (dx reads dy and x, writes
+  // dx: 3e; the weight and bias gradients read dy and x again: 2e), and no rotary kernels run
+  // in the layers. small_gated at tp 2 with SP, e = 2, per token-layer:
+  //   forward, hidden state: 2 norms × 2e × 1024 = 8,192, 2 residual adds × 3e × 1024 =
+  //            12,288; 20,480 / 2 = 10,240;
+  //   forward, heads and MLP: repeat_kv 5,120, the attention output's copy 4,096, SwiGLU
+  //            28,160; 37,376 / 2 = 18,688. Forward 28,928.
+  //   backward, hidden state: 2 norms × 5e × 1024 = 20,480, 2 accumulations 12,288;
+  //            32,768 / 2 = 16,384;
+  //   backward, heads and MLP: repeat_kv 5,120, SwiGLU 50,688; 55,808 / 2 = 27,904.
+  //            Backward 44,288.
+  // The loss is the same as in the test above: 917,504,000 bytes, 5/7 forward.
+  Model m = small_gated();
+  m.norm = Norm::layer;
+  m.position = Position::learned;
+  Plan p = tp2_sp();
+  p.eager_elementwise = true;
+  const ElementwiseBytes b = elementwise_bytes(m, p);
+  CHECK(b.forward == Approx(28928.0 * 8192.0 + 917504000.0 * 5.0 / 7.0));
+  CHECK(b.backward == Approx(44288.0 * 8192.0 + 917504000.0 * 2.0 / 7.0));
+  // Each choice on its own: RMSNorm with learned positions drops only the rotary rows
+  // (25,600 per token-layer each way, halved by tp); LayerNorm with rotary only the norms'
+  // difference ((36 − 4) × 2 × 1024 forward, halved by SP).
+  m.norm = Norm::rms;
+  Model rotary_ln = small_gated();
+  rotary_ln.norm = Norm::layer;
+  const ElementwiseBytes llama = elementwise_bytes(small_gated(), p);
+  CHECK(llama.forward - elementwise_bytes(m, p).forward == Approx(12800.0 * 8192.0));
+  CHECK(llama.forward - elementwise_bytes(rotary_ln, p).forward ==
+        Approx(32.0 * 1024.0 * 8192.0));
+  // Fused kernels move the same bytes whatever the norm and the positions.
+  CHECK(elementwise_bytes(m, tp2_sp()).total() == elementwise_bytes(small_gated(), tp2_sp()).total());
+}
+
+TEST_CASE("model.norm and model.position_embedding are read, and refused when unknown",
+          "[elementwise][io]") {
+  json s = json::parse(R"({"model": {"layers": 2, "hidden": 1024, "heads": 16, "vocab": 32000,
+      "seq_len": 2048, "norm": "layernorm", "position_embedding": "alibi"},
+    "cluster": {"nodes": 1, "gpus_per_node": 8, "gpu": {"catalog": "H100-SXM"},
+                "intra_node": {"bandwidth": "450 GB/s", "latency": "5 us"},
+                "inter_node": {"bandwidth": "50 GB/s", "latency": "10 us"}},
+    "workload": {"kind": "training", "global_batch_tokens": 1e6}})");
+  const Scenario read = load_scenario(s, "m.json");
+  CHECK(read.model.norm == Norm::layer);
+  CHECK(read.model.position == Position::alibi);
+  s["model"]["norm"] = "batchnorm";
+  CHECK_THROWS_WITH(load_scenario(s, "m.json"),
+                    Catch::Contains("m.json: /model/norm") && Catch::Contains("layernorm"));
+}

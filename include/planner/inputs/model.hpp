@@ -23,6 +23,18 @@ struct ParamCounts {
   double routed_experts = 0;
 };
 
+/// The normalization each block applies twice (before attention, before the MLP). It moves
+/// the same bytes in fused kernels; in eager PyTorch RMSNorm written as tensor operations
+/// (Meta's Llama, torchtitan) runs several kernels where F.layer_norm runs one
+/// (model/elementwise.hpp).
+enum class Norm { rms, layer };
+
+/// How positions enter the model: rotary embeddings on Q and K inside every layer (Llama), or
+/// outside the layers' elementwise work (a learned table added once, ALiBi's bias inside the
+/// attention kernel, none). Eager PyTorch runs the rotary product as kernels of its own
+/// (model/elementwise.hpp).
+enum class Position { rotary, learned, alibi, none };
+
 struct Model {
   std::int64_t layers = 0;
   std::int64_t hidden = 0;
@@ -37,6 +49,8 @@ struct Model {
   /// (Llama: hidden and attention dropout 0; PyTorch's dropout returns its input unmasked at
   /// p = 0, aten/src/ATen/native/Dropout.cpp), whose layers keep no masks.
   bool dropout = true;
+  Norm norm = Norm::rms;
+  Position position = Position::rotary;
   std::int64_t seq_len = 0;
   double params = 0;  ///< total parameters; 0 = derive from the shape
   Precision precision;  ///< the formats the job stores and computes the model in

@@ -67,6 +67,13 @@
 /// | attention output (q) | transpose(1, 2).contiguous() | 2e·q | none | 0 |
 /// | SwiGLU (f) | silu 2e, product 3e | 5e | product's two grads 3e + 3e, silu's 3e | 9e |
 /// | GeLU MLP (f), residual adds (h) | as fused | | the two residual grads accumulated 3e each (fused: 2e) | |
+/// | LayerNorm, 2 per layer (h), model.norm "layernorm" | F.layer_norm, one kernel: read x, write y, 2e | 2e | dx's kernel reads dy and x, writes dx, 3e; the weight and bias gradients' kernel reads dy and x again, 2e | 5e |
+///
+/// (the LayerNorm row: PyTorch aten/src/ATen/native/cuda/layer_norm_kernel.cu, the vectorized
+/// forward and LayerNormBackwardKernelImplInternal's two passes; it replaces the RMSNorm row.
+/// A model whose positions are not rotary, model.position_embedding "learned", "alibi" or
+/// "none", has no rotary row: a learned table is added once before the first layer, ALiBi's
+/// bias is inside the attention kernel.)
 ///
 /// (the reductions' outputs, per-token scalars, and the rotary table, broadcast over heads, are
 /// not counted). At e = 2 a norm moves 36 and 84 bytes per element where the fused kernels move
@@ -97,10 +104,13 @@ struct EagerLayerBytes {
   const double kv = kv_hidden(m);
   const double permute = 2.0 * h * (moe_layer_share(m) + routed_copies_per_token(m)) * e;
   const bool grouped = m.kv_heads > 0 && m.kv_heads < m.heads;
+  const bool layer_norm = m.norm == Norm::layer;
+  const double norm_forward = layer_norm ? 2.0 * e : 28.0 + 4.0 * e;
+  const double norm_backward = layer_norm ? 5.0 * e : 68.0 + 8.0 * e;
   EagerLayerBytes b;
-  b.forward_replicated = 2.0 * (28.0 + 4.0 * e) * h + 2.0 * 3.0 * e * h + permute;
-  b.backward_replicated = 2.0 * (68.0 + 8.0 * e) * h + 2.0 * 3.0 * e * h + permute;
-  const double rotary = (16.0 + 2.0 * e) * (q + kv);
+  b.forward_replicated = 2.0 * norm_forward * h + 2.0 * 3.0 * e * h + permute;
+  b.backward_replicated = 2.0 * norm_backward * h + 2.0 * 3.0 * e * h + permute;
+  const double rotary = m.position == Position::rotary ? (16.0 + 2.0 * e) * (q + kv) : 0.0;
   const double repeat = grouped ? 2.0 * e * (q + kv) : 0.0;
   b.forward_split = rotary + repeat + 2.0 * e * q + (m.gated_mlp ? 5.0 : 2.0) * e * f;
   b.backward_split = rotary + repeat + (m.gated_mlp ? 9.0 : 3.0) * e * f;
