@@ -52,13 +52,17 @@ std::string torchtitan_toml(const Context& ctx, const Plan& p) {
   out += "mixed_precision_param = \"bfloat16\"\n";
   out += "\n[parallelism]\n";
   // ZeRO-3 is FSDP2 over dp_shard × cp (parallel_dims.py fsdp_enabled), replicated over
-  // dp_replicate under hybrid sharding (HSDP: Plan::dp_shard); ZeRO-0 is DDP.
-  const bool shard = p.zero == 3;
+  // dp_replicate under hybrid sharding (HSDP: Plan::dp_shard); ZeRO-0 is DDP. ZeRO-2 is FSDP2
+  // under pipelining, where torchtitan keeps the parameters gathered (constraints.hpp).
+  const bool shard = p.zero >= 2;
   out += fmt::format("data_parallel_replicate_degree = {}\n", shard ? state_replicas(p) : p.dp);
   out += fmt::format("data_parallel_shard_degree = {}\n", shard ? shard_dp(p) : 1);
   out += fmt::format("tensor_parallel_degree = {}\n", p.tp);
   out += fmt::format("pipeline_parallel_degree = {}\n", p.pp);
   out += fmt::format("context_parallel_degree = {}\n", p.cp);
+  // class Parallelism fsdp_reshard_after_forward: "default" reshards after the forward only
+  // without pipelining, which is the plan's ZeRO-2 (pp > 1) or ZeRO-3.
+  if (shard) out += "fsdp_reshard_after_forward = \"default\"\n";
   // class Parallelism expert_parallel_degree, expert_tensor_parallel_degree (both default 1:
   // without them a pasted config would put every expert on every rank).
   if (is_moe(m)) {

@@ -98,7 +98,10 @@ const std::set<std::string> torchtitan_keys{
     "parallelism.pipeline_parallel_first_stage_less_layers",
     "parallelism.pipeline_parallel_last_stage_less_layers", "activation_checkpoint.mode",
     "activation_checkpoint.selective_ac_option", "compile.enable",
-    "parallelism.expert_parallel_degree", "parallelism.expert_tensor_parallel_degree"};
+    "parallelism.expert_parallel_degree", "parallelism.expert_tensor_parallel_degree",
+    // class Parallelism fsdp_reshard_after_forward ("default", "always", "never"; read in
+    // job_config.py at 000204a, 2025).
+    "parallelism.fsdp_reshard_after_forward"};
 
 TEST_CASE("torchtitan TOML round-trips to the recommended plan", "[export]") {
   for (const Case& c : cases) {
@@ -141,8 +144,12 @@ TEST_CASE("torchtitan TOML round-trips to the recommended plan", "[export]") {
     CHECK(mb == best.at("micro_batch"));
     CHECK(global % (local * dp) == 0);
     CHECK((local / mb) * (global / (local * dp)) == best.at("grad_accum"));
-    // FSDP2 over dp_shard × cp is ZeRO-3; replication alone is ZeRO-0 (DDP).
-    if (dp * cp > 1) CHECK((shard > 1 || cp > 1 ? 3 : 0) == best.at("zero"));
+    // FSDP2 over dp_shard × cp is ZeRO-3, and ZeRO-2 under pipelining (its "default"
+    // fsdp_reshard_after_forward keeps the stage's parameters gathered); replication alone is
+    // ZeRO-0 (DDP).
+    const bool fsdp = shard > 1 || cp > 1;
+    if (fsdp) CHECK(t.at("parallelism.fsdp_reshard_after_forward") == "default");
+    if (dp * cp > 1) CHECK((fsdp ? (pp > 1 ? 2 : 3) : 0) == best.at("zero"));
     // torchtitan's modes (torchtitan config ActivationCheckpoint): its attention is tiled, so
     // the planner's selective recompute (the attention core, which tiled attention recomputes
     // anyway) is "none"; the planner's "op" is torchtitan's "selective" with option "op".

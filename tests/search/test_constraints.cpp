@@ -137,6 +137,37 @@ TEST_CASE("No framework launches ZeRO-2 with context parallelism or with tp and 
   CHECK(framework_config_violation(Framework::deepspeed, p).empty());
 }
 
+TEST_CASE("torchtitan's pipelined FSDP2 is ZeRO-2 with unsharded gradients, never ZeRO-3",
+          "[constraints][framework]") {
+  // torchtitan's job_config.py fsdp_reshard_after_forward "default" reshards only without
+  // pipelining, and PyTorch's pipeline schedules defer the reduce-scatter to the last
+  // micro-batch (pipelining/stage.py backward_maybe_with_nosync).
+  Plan p;
+  p.dp = 8;
+  p.tp = 2;
+  p.pp = 4;
+  p.sequence_parallel = p.flash_attention = true;
+  p.recompute = Recompute::selective;
+  p.zero = 3;
+  CHECK_THAT(std::string(framework_config_violation(Framework::torchtitan, p)),
+             Catch::Contains("under pipelining"));
+  p.zero = 2;
+  CHECK_FALSE(framework_config_violation(Framework::torchtitan, p).empty());
+  p.unsharded_gradient_accumulation = true;  // what --framework torchtitan sets
+  CHECK(framework_config_violation(Framework::torchtitan, p).empty());
+  p.pp = 1;  // without stages FSDP2 reshards after the forward: ZeRO-3
+  CHECK_FALSE(framework_config_violation(Framework::torchtitan, p).empty());
+  p.zero = 3;
+  CHECK(framework_config_violation(Framework::torchtitan, p).empty());
+  // The framework's defaults set the workload's switch, so its search times such plans with
+  // the whole stage's fp32 gradient held.
+  json s = json::parse(cli_harness::read("scenarios/q2-llama-3.1-70b-64-h100.json"));
+  s["constraints"] = {{"framework", "torchtitan"}};
+  const Context ctx = make_context(load_scenario(s, "q2.json"));
+  CHECK(ctx.workload.training.unsharded_gradient_accumulation);
+  CHECK(ctx.model.precision.gradients == Dtype::fp32);
+}
+
 TEST_CASE("The fix flag pins and bounds axes and switches", "[constraints]") {
   const auto r = cli_harness::run({"plan", "scenarios/b.json", "--format", "json",
                                    "--no-thresholds", "--fix", "tp=8,zero<=1,flash=on",
@@ -222,10 +253,23 @@ TEST_CASE("Megatron-LM keeps fp32 main gradients unless the scenario says otherw
   json stated = megatron;
   stated["model"]["precision"] = {{"gradients", "bf16"}};
   CHECK(ledger(stated).gradients_bytes == Approx(plain.gradients_bytes));
-  // Other frameworks keep the scenario's ledger.
+  // torchtitan reduces in fp32 too (job_config.py mixed_precision_reduce "float32"), its
+  // bytes per parameter unchanged: FSDP2's sharded fp32 weights, gradients and two moments are
+  // 16 bytes, the ledger's 2 + 4 + 10. DeepSpeed keeps the scenario's ledger.
   json titan = base;
   titan["constraints"] = {{"framework", "torchtitan"}};
-  CHECK(ledger(titan).gradients_bytes == Approx(plain.gradients_bytes));
+  const MemoryLedger tt = ledger(titan);
+  CHECK(tt.gradients_bytes == Approx(2.0 * plain.gradients_bytes));
+  Plan z3 = p;
+  z3.zero = 3;
+  const Context tctx = make_context(load_scenario(titan, "q2.json"));
+  const Context pctx = make_context(load_scenario(base, "q2.json"));
+  CHECK(training_ledger(tctx.model, tctx.cluster, tctx.workload.training, z3).state_bytes() ==
+        Approx(training_ledger(pctx.model, pctx.cluster, pctx.workload.training, z3)
+                   .state_bytes()));
+  json deepspeed = base;
+  deepspeed["constraints"] = {{"framework", "deepspeed"}};
+  CHECK(ledger(deepspeed).gradients_bytes == Approx(plain.gradients_bytes));
   // The export asks Megatron-LM for the gradients the plan was timed with.
   const auto fp32 = cli_harness::run({"export", "scenarios/q2-llama-3.1-70b-64-h100.json",
                                       "--to", "megatron"});

@@ -25,8 +25,24 @@ namespace planner {
 /// tp collectives inside the GEMMs (`--tp-comm-overlap`, off in arguments.py but set by the
 /// NVIDIA recipes the validation records use: dgxc gpt3_175b_hydra.yaml ub_tp_comm_overlap
 /// true; timed only where the tp group has peer memory, micro_batch_time.hpp). The export writes both.
+///
+/// torchtitan reduces in fp32 (job_config.py `mixed_precision_reduce`, "float32" its default;
+/// FSDP2's MixedPrecisionPolicy reduce_dtype), and under pipelining its FSDP2 stages
+/// accumulate the gradients unsharded until the last micro-batch (pipelining/stage.py
+/// backward_maybe_with_nosync): where the scenario does not state the gradients' dtype, fp32,
+/// with `bytes_per_param` unchanged (FSDP2's sharded state is fp32 weights, fp32 gradients and
+/// Adam's two moments, 16 bytes, which the ledger's 2 + 4 + 10 matches), and
+/// `unsharded_gradient_accumulation` on (it acts on ZeRO-2, torchtitan's pipelined FSDP2).
 inline void apply_framework_defaults(Framework f, Model& m, Workload& w) noexcept {
-  if (f != Framework::megatron || w.kind != WorkloadKind::training) return;
+  if (w.kind != WorkloadKind::training) return;
+  if (f == Framework::torchtitan) {
+    w.training.unsharded_gradient_accumulation = true;
+    if (!m.precision.gradients_stated && m.precision.weights == Dtype::bf16) {
+      m.precision.gradients = Dtype::fp32;
+    }
+    return;
+  }
+  if (f != Framework::megatron) return;
   if (!w.training.tp_comm_overlap_stated) w.training.tp_comm_overlap = true;
   if (!w.training.pp_comm_overlap_stated) w.training.pp_comm_overlap = true;
   if (m.precision.gradients_stated) return;

@@ -66,7 +66,19 @@ inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis:
       // torchtitan v0.2.2, models/llama3/infra/parallelize.py: FSDP2 over dp_shard x cp, or
       // DDP only when it is the sole axis (fsdp_enabled: parallel_dims.py); tp always with
       // sequence parallelism; attention by SDPA or flex.
-      if (p.zero == 1 || p.zero == 2) return "torchtitan replicates (DDP) or fully shards (FSDP2)";
+      // Under pipelining its FSDP2 keeps each stage's parameters gathered after the forward
+      // (job_config.py fsdp_reshard_after_forward "default": parallelize.py reshards only
+      // without pp) and PyTorch's schedules defer the gradients' reduce-scatter to the last
+      // micro-batch (pipelining/stage.py): ZeRO-2 with unsharded accumulation, never ZeRO-3.
+      if (p.zero == 1) return "torchtitan replicates (DDP) or fully shards (FSDP2)";
+      if (p.zero == 3 && p.pp > 1) {
+        return "under pipelining torchtitan's FSDP2 keeps each stage's parameters and gradients "
+               "unsharded until the last micro-batch (ZeRO-2)";
+      }
+      if (p.zero == 2 && (p.pp == 1 || !p.unsharded_gradient_accumulation)) {
+        return "torchtitan keeps FSDP2's parameters gathered only under pipelining, with the "
+               "gradients accumulated unsharded";
+      }
       if (p.zero == 0 && p.cp > 1) return "torchtitan fully shards (FSDP2) over cp";
       if (p.zero == 0 && p.dp > 1 && gpus(p) != p.dp) {
         return "torchtitan's DDP runs with no other axis";
