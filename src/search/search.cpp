@@ -120,6 +120,36 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
                   });
 }
 
+/// How many of the group's micro-batches (in increasing order) fit for the choice's leanest
+/// variant, sequence parallel where tp > 1 and ZeRO-2 or -3: every variant of a larger
+/// micro-batch holds at least as much (activations, logits and the recompute working set grow
+/// with it, min(pp·b, sequences) in flight; ZeRO-0 and -1 hold more state, no SP more
+/// activations), so no plan past the count fits and pass 2 would reject each one lazily. Found
+/// by bisection, it spares the winner search the candidates of a huge space that can never
+/// fit (the 8,648,640-GPU world of tests/cli/test_hostile_work.cpp: most of its 8.4 million).
+std::size_t leanest_fitting_micro_batches(const Context& ctx, const Group& g, std::size_t choice,
+                                          const std::vector<std::int64_t>& mb_pool) {
+  const auto fits = [&](std::size_t i) {
+    Plan q = configured(g, choice, i, mb_pool);
+    q.sequence_parallel = q.tp > 1;
+    for (const int zero : {2, 3}) {
+      q.zero = zero;
+      if (memory_ledger(ctx, q).fits()) return true;
+    }
+    return false;
+  };
+  std::size_t lo = 0, hi = g.micro_batch_count;  // [0, lo) fit, [hi, count) do not
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (fits(mid)) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
 /// The winner-only search's enumeration (SearchOptions::accounting false; the search is
 /// search_training_winner below): every (group, recompute choice,
 /// micro-batch) becomes a candidate with its compute bound and no ledger; pass 2 checks
@@ -137,7 +167,8 @@ void enumerate_winner(const Context& ctx, const SearchFilter& filter, Scratch& s
       if (!choice_applies(ctx.model, g.base, rc)) continue;
       if (filter.recompute && *filter.recompute != rc.recompute) continue;
       if (filter.flash_attention && *filter.flash_attention != rc.flash) continue;
-      for (std::size_t i = 0; i < g.micro_batch_count; ++i) {
+      const std::size_t fitting = leanest_fitting_micro_batches(ctx, g, choice, s.mb_pool);
+      for (std::size_t i = 0; i < fitting; ++i) {
         if (!schedule_allows(g, i, s.mb_pool)) continue;
         s.candidates.push_back({compute_bound(ctx, configured(g, choice, i, s.mb_pool)),
                                 candidate_order(group_index, choice, i)});
