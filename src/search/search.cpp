@@ -121,20 +121,23 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
 }
 
 /// How many of the group's micro-batches (in increasing order) fit for the choice's leanest
-/// variant, sequence parallel where tp > 1 and ZeRO-2 or -3: every variant of a larger
-/// micro-batch holds at least as much (activations, logits and the recompute working set grow
-/// with it, min(pp·b, sequences) in flight; ZeRO-0 and -1 hold more state, no SP more
-/// activations), so no plan past the count fits and pass 2 would reject each one lazily. Found
+/// variant, ZeRO-2 or -3 with either SP setting: every variant of a larger micro-batch holds
+/// at least as much (activations, logits and the recompute working set grow with it,
+/// min(pp·b, sequences) in flight; ZeRO-0 and -1 hold more state than ZeRO-2), so no plan past
+/// the count fits and pass 2 would reject each one lazily. Found
 /// by bisection, it spares the winner search the candidates of a huge space that can never
 /// fit (the 8,648,640-GPU world of tests/cli/test_hostile_work.cpp: most of its 8.4 million).
 std::size_t leanest_fitting_micro_batches(const Context& ctx, const Group& g, std::size_t choice,
                                           const std::vector<std::int64_t>& mb_pool) {
   const auto fits = [&](std::size_t i) {
     Plan q = configured(g, choice, i, mb_pool);
-    q.sequence_parallel = q.tp > 1;
-    for (const int zero : {2, 3}) {
-      q.zero = zero;
-      if (memory_ledger(ctx, q).fits()) return true;
+    for (const bool sp : {true, false}) {
+      if (sp && q.tp <= 1) continue;
+      q.sequence_parallel = sp;
+      for (const int zero : {2, 3}) {
+        q.zero = zero;
+        if (memory_ledger(ctx, q).fits()) return true;
+      }
     }
     return false;
   };

@@ -33,22 +33,27 @@ namespace planner {
 /// with `bytes_per_param` unchanged (FSDP2's sharded state is fp32 weights, fp32 gradients and
 /// Adam's two moments, 16 bytes, which the ledger's 2 + 4 + 10 matches), and
 /// `unsharded_gradient_accumulation` on (it acts on ZeRO-2, torchtitan's pipelined FSDP2).
+/// fp32 gradients where the scenario leaves bf16 weights' gradients unstated (the default
+/// bf16); true when it set them.
+inline bool fp32_gradients_unless_stated(Model& m) noexcept {
+  if (m.precision.gradients_stated || m.precision.weights != Dtype::bf16) return false;
+  m.precision.gradients = Dtype::fp32;
+  return true;
+}
+
 inline void apply_framework_defaults(Framework f, Model& m, Workload& w) noexcept {
   if (w.kind != WorkloadKind::training) return;
   if (f == Framework::torchtitan) {
     w.training.unsharded_gradient_accumulation = true;
-    if (!m.precision.gradients_stated && m.precision.weights == Dtype::bf16) {
-      m.precision.gradients = Dtype::fp32;
-    }
+    (void)fp32_gradients_unless_stated(m);
     return;
   }
   if (f != Framework::megatron) return;
   if (!w.training.tp_comm_overlap_stated) w.training.tp_comm_overlap = true;
   if (!w.training.pp_comm_overlap_stated) w.training.pp_comm_overlap = true;
-  if (m.precision.gradients_stated) return;
-  if (m.precision.weights != Dtype::bf16) return;  // unstated gradients are the default bf16
-  m.precision.gradients = Dtype::fp32;
-  w.training.bytes_per_param += bytes_of(Dtype::fp32) - bytes_of(Dtype::bf16);
+  if (fp32_gradients_unless_stated(m)) {
+    w.training.bytes_per_param += bytes_of(Dtype::fp32) - bytes_of(Dtype::bf16);
+  }
 }
 
 }  // namespace planner
