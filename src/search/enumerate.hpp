@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -147,6 +148,9 @@ struct Group {
 struct Row {
   std::uint16_t fitting = 0;  ///< micro-batches 0 … fitting − 1 are known to fit
   bool ended = false;         ///< micro-batch `fitting` does not fit
+  /// passes_settings of the row's plans, which does not read the micro-batch: −1 not yet
+  /// asked, 0 no, 1 yes (asked once per row rather than per candidate popped)
+  std::int8_t settings = -1;
 };
 inline constexpr std::size_t rows_per_group = 4 * recompute_choices.size() * 2;
 
@@ -376,28 +380,53 @@ inline void time_candidates(const Context& ctx, const SearchOptions& options, Sc
     // The slots' bound holds for every ZeRO stage but not for both SP settings: sequence
     // parallelism splits the elementwise kernels' bytes over tp, so without it a step is
     // longer. The bound is the smaller of the two (the one without SP alone pruned faster plans
-    // with it); the second is timed only when the first would prune.
-    std::array<TrainingTime, 2> by_sp;
-    std::array<int, 2> zero_of{-1, -1};  // the ZeRO stage each of by_sp was timed at; -1 none
-    const auto time_sp = [&](int sp, int zero) -> TrainingTime& {
+    // with it); the second is timed only when the first would prune. The micro-batch part of
+    // an ideal-network timing does not depend on the ZeRO stage (model/step_time.hpp), so it
+    // is computed once per SP setting and each variant's bound adds only its stage's
+    // data-parallel terms. `count` counts the timings as whole ones, one per (SP, stage) in
+    // the order the bounds ask for them, so the work count is the search's own.
+    std::array<std::optional<TrainingTime>, 2> part;  // per SP setting, once computed
+    std::array<double, 2> forward_seconds{};
+    std::array<double, 2> backward_seconds{};
+    std::array<int, 2> zero_of{-1, -1};  // the ZeRO stage last counted per SP setting; -1 none
+    const auto count = [&](int sp, int zero) {
       const auto k = static_cast<std::size_t>(sp);
-      if (zero_of[k] != zero) {
+      if (zero_of[k] == zero) return;
+      zero_of[k] = zero;
+      ++result.timed;
+      budget.spend(1);
+    };
+    const auto micro_batch = [&](int sp) -> const TrainingTime& {
+      const auto k = static_cast<std::size_t>(sp);
+      if (!part[k]) {
         Plan q = p;
         q.sequence_parallel = sp == 1;
-        q.zero = zero;
-        by_sp[k] = training_time(m, ideal, q, ctx.flops_per_second);
-        zero_of[k] = zero;
-        ++result.timed;
-        budget.spend(1);
+        part[k].emplace(micro_batch_part(m, ideal, q, ctx.flops_per_second, forward_seconds[k],
+                                         backward_seconds[k]));
       }
-      return by_sp[k];
+      return *part[k];
     };
-    const auto slots_bound = [&](const TrainingTime& t) {
+    const auto slots_bound = [&](int sp, int zero) {
+      count(sp, zero);
+      const TrainingTime& t = micro_batch(sp);
       return (static_cast<double>(p.grad_accum) * t.micro_batch_seconds() + t.bubble_seconds) /
              (t.global_sequences * seq) * bound_margin;
     };
-    if (out.beyond(slots_bound(time_sp(0, p.zero))) &&
-        (p.tp <= 1 || out.beyond(slots_bound(time_sp(1, p.zero))))) {
+    // A variant's own ideal-network bound: its micro-batch part and its stage's terms.
+    const auto variant_bound = [&](int sp, int zero) {
+      count(sp, zero);
+      const auto k = static_cast<std::size_t>(sp);
+      TrainingTime t = micro_batch(sp);
+      Plan q = p;
+      q.sequence_parallel = sp == 1;
+      q.zero = zero;
+      add_step_terms(m, ideal, q, ctx.flops_per_second, forward_seconds[k], backward_seconds[k],
+                     t);
+      return 1.0 / t.tokens_per_second * bound_margin;
+    };
+    const int first_zero = p.zero;
+    if (out.beyond(slots_bound(0, first_zero)) &&
+        (p.tp <= 1 || out.beyond(slots_bound(1, first_zero)))) {
       continue;
     }
     for (int zero = 0; zero <= 3; ++zero) {
@@ -407,8 +436,7 @@ inline void time_candidates(const Context& ctx, const SearchOptions& options, Sc
         p.sequence_parallel = sp == 1;
         MemoryLedger ledger;
         if (!fits(cand, p, ledger)) continue;
-        const TrainingTime& lower = time_sp(sp, zero);  // the variant's own stage and SP
-        if (out.beyond(1.0 / lower.tokens_per_second * bound_margin)) continue;
+        if (out.beyond(variant_bound(sp, zero))) continue;
         place(g, options.filter, c, s);
         for (std::size_t k = 0; k < g.placement_count; ++k) {
           p.placement = s.placement_pool[g.placements + k];

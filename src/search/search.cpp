@@ -212,10 +212,11 @@ void search_training_winner(const Context& ctx, const SearchOptions& options, Co
   enumerate_winner_cached(ctx, options, s);
   time_candidates(ctx, options, s, out, result,
                   [&](const Candidate& cand, const Plan& p, MemoryLedger& ledger) {
-                    if (!passes_settings(filter, p)) return false;
                     const Group& g = s.groups[cand.group()];
                     Row& row = s.row_pool[g.rows + row_index(p.zero, cand.choice(),
                                                              p.sequence_parallel ? 1 : 0)];
+                    if (row.settings < 0) row.settings = passes_settings(filter, p) ? 1 : 0;
+                    if (row.settings == 0) return false;
                     const std::size_t i = cand.mb();
                     while (row.fitting <= i && !row.ended) {
                       Plan q = p;

@@ -41,12 +41,14 @@ namespace planner {
   return std::min(flops_per_second, c.gpu.flops_per_second);
 }
 
-/// Per-GPU time of one optimizer step of a training plan at `flops_per_second`.
-/// Step = (m + pp − 1) micro-batch slots of the largest stage (1F1B; the pp − 1 extra slots
-/// are the bubble, Narayanan et al. 2021 §2.2) plus the exposed data-parallel traffic.
-[[nodiscard]] inline TrainingTime training_time(const Model& m, const Cluster& c,
-                                                const Plan& p,
-                                                double flops_per_second) noexcept {
+/// One micro-batch of a training plan, the part of training_time that does not depend on
+/// the ZeRO stage: compute, the tp, cp, pp and expert traffic, the bubble and the global
+/// batch; `forward_seconds` and `backward_seconds` are what the data-parallel buckets hide
+/// behind (add_step_terms). The search's bounds read it alone (search/enumerate.hpp).
+[[nodiscard]] inline TrainingTime micro_batch_part(const Model& m, const Cluster& c, const Plan& p,
+                                                   double flops_per_second,
+                                                   double& forward_seconds,
+                                                   double& backward_seconds) noexcept {
   TrainingTime t;
   const MicroBatchFlops f = micro_batch_flops(m, p);
   const double high_precision = high_precision_flops_per_second(m, c, flops_per_second);
@@ -71,8 +73,8 @@ namespace planner {
     t.attention_seconds *= 1.0 / share;
     t.recompute_seconds += slower * f.attention_recompute / high_precision;
   }
-  double forward_seconds = (t.dense_seconds + t.attention_seconds) / 3.0;
-  double backward_seconds = 2.0 * forward_seconds + t.recompute_seconds;
+  forward_seconds = (t.dense_seconds + t.attention_seconds) / 3.0;
+  backward_seconds = 2.0 * forward_seconds + t.recompute_seconds;
   if (const double bandwidth = c.gpu.elementwise_bytes_per_second; bandwidth > 0) {
     const ElementwiseBytes e = elementwise_bytes(m, p);
     t.elementwise_seconds = e.total() / bandwidth;
@@ -89,8 +91,17 @@ namespace planner {
   if (is_moe(m)) add_expert_traffic(m, c, p, g, flops_per_second, t);
 
   t.micro_batches = p.grad_accum;
+  t.bubble_seconds = bubble_slots(p) * t.micro_batch_seconds();
+  t.global_sequences = static_cast<double>(p.dp * p.micro_batch * p.grad_accum);
+  return t;
+}
+
+/// Completes `t`, micro_batch_part's result for `p` up to its ZeRO stage, with the per-step
+/// terms: the data-parallel traffic of `p`'s stage, the step and the rates.
+inline void add_step_terms(const Model& m, const Cluster& c, const Plan& p,
+                           double flops_per_second, double forward_seconds,
+                           double backward_seconds, TrainingTime& t) noexcept {
   const double slot = t.micro_batch_seconds();
-  t.bubble_seconds = bubble_slots(p) * slot;
   fill_data_parallel_traffic(m, c, p, forward_seconds, backward_seconds, t.dp);
   if (t.dp.tier == c.network_index()) {
     t.inter_node_bytes += t.dp.bytes_per_step - t.dp.replica_bytes_per_step;
@@ -102,7 +113,6 @@ namespace planner {
   }
   t.step_seconds = static_cast<double>(p.grad_accum) * slot + t.bubble_seconds +
                    t.dp.exposed_seconds + t.expert_dp_exposed_seconds();
-  t.global_sequences = static_cast<double>(p.dp * p.micro_batch * p.grad_accum);
   const double tokens = t.global_sequences * static_cast<double>(m.seq_len);
   t.tokens_per_second = tokens / t.step_seconds;
   const double gpus = static_cast<double>(world_size(c));
@@ -110,6 +120,18 @@ namespace planner {
       t.global_sequences * model_flops_per_sequence(m) / (t.step_seconds * gpus);
   t.mfu = t.global_sequences * executed_model_flops_per_sequence(m, p) /
           (t.step_seconds * gpus * flops_per_second);
+}
+
+/// Per-GPU time of one optimizer step of a training plan at `flops_per_second`.
+/// Step = (m + pp − 1) micro-batch slots of the largest stage (1F1B; the pp − 1 extra slots
+/// are the bubble, Narayanan et al. 2021 §2.2) plus the exposed data-parallel traffic.
+[[nodiscard]] inline TrainingTime training_time(const Model& m, const Cluster& c,
+                                                const Plan& p,
+                                                double flops_per_second) noexcept {
+  double forward_seconds = 0;
+  double backward_seconds = 0;
+  TrainingTime t = micro_batch_part(m, c, p, flops_per_second, forward_seconds, backward_seconds);
+  add_step_terms(m, c, p, flops_per_second, forward_seconds, backward_seconds, t);
   return t;
 }
 
