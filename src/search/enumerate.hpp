@@ -148,9 +148,9 @@ struct Group {
 struct Row {
   std::uint16_t fitting = 0;  ///< micro-batches 0 … fitting − 1 are known to fit
   bool ended = false;         ///< micro-batch `fitting` does not fit
-  /// passes_settings of the row's plans, which does not read the micro-batch: −1 not yet
-  /// asked, 0 no, 1 yes (asked once per row rather than per candidate popped)
-  std::int8_t settings = -1;
+  /// passes_settings of the row's plans, which does not read the micro-batch: 0 no, 1 yes
+  /// (asked once per row by the enumeration, fitting_micro_batches, not per candidate popped)
+  std::int8_t settings = 0;
 };
 inline constexpr std::size_t rows_per_group = 4 * recompute_choices.size() * 2;
 

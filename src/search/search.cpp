@@ -120,28 +120,45 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
                   });
 }
 
-/// How many of the group's micro-batches (in increasing order) fit for the choice's leanest
-/// variant, ZeRO-2 or -3 with either SP setting: every variant of a larger micro-batch holds
-/// at least as much (activations, logits and the recompute working set grow with it,
-/// min(pp·b, sequences) in flight; ZeRO-0 and -1 hold more state than ZeRO-2), so no plan past
-/// the count fits and pass 2 would reject each one lazily. Found
-/// by bisection, it spares the winner search the candidates of a huge space that can never
-/// fit (the 8,648,640-GPU world of tests/cli/test_hostile_work.cpp: most of its 8.4 million).
-std::size_t leanest_fitting_micro_batches(const Context& ctx, const Group& g, std::size_t choice,
-                                          const std::vector<std::int64_t>& mb_pool) {
-  const auto fits = [&](std::size_t i) {
-    Plan q = configured(g, choice, i, mb_pool);
+/// How many of the group's micro-batches (in increasing order) fit for at least one of the
+/// choice's variants (ZeRO stage and SP setting) that the settings allow: every variant of a
+/// larger micro-batch holds at least as much as the same variant of a smaller one
+/// (activations, logits and the recompute working set grow with it, min(pp·b, sequences) in
+/// flight), so no plan past the count fits and pass 2 would reject each one lazily. Found by
+/// bisection, it spares the winner search the candidates that can never fit: most of the
+/// 8.4 million of the 8,648,640-GPU world of tests/cli/test_hostile_work.cpp, and, under a
+/// framework's rules, a row whose only allowed stages hold the whole optimizer state (a
+/// pipeline that no framework shards past ZeRO-1: four in five candidates popped in a
+/// threshold scan of llama3-405b had no allowed variant that fit). `allowed` holds the row
+/// indices' settings (Row::settings), filled here. The variants are tried leanest first
+/// (ZeRO-3 down to 0).
+std::size_t fitting_micro_batches(const Context& ctx, const SearchFilter& filter, const Group& g,
+                                  std::size_t choice, const std::vector<std::int64_t>& mb_pool,
+                                  Row* rows) {
+  std::array<std::pair<int, bool>, 8> allowed{};
+  std::size_t allowed_count = 0;
+  Plan q = configured(g, choice, 0, mb_pool);
+  for (int zero = 3; zero >= 0; --zero) {
     for (const bool sp : {true, false}) {
       if (sp && q.tp <= 1) continue;
+      q.zero = zero;
       q.sequence_parallel = sp;
-      for (const int zero : {2, 3}) {
-        q.zero = zero;
-        if (memory_ledger(ctx, q).fits()) return true;
-      }
+      const bool passes = passes_settings(filter, q);
+      rows[row_index(zero, choice, sp ? 1 : 0)].settings = passes ? 1 : 0;
+      if (zero == 0 && state_replicas(q) > 1) continue;  // hybrid sharding needs ZeRO >= 1
+      if (passes) allowed[allowed_count++] = {zero, sp};
+    }
+  }
+  const auto fits = [&](std::size_t i) {
+    Plan v = configured(g, choice, i, mb_pool);
+    for (std::size_t k = 0; k < allowed_count; ++k) {
+      v.zero = allowed[k].first;
+      v.sequence_parallel = allowed[k].second;
+      if (memory_ledger(ctx, v).fits()) return true;
     }
     return false;
   };
-  std::size_t lo = 0, hi = g.micro_batch_count;  // [0, lo) fit, [hi, count) do not
+  std::size_t lo = 0, hi = allowed_count == 0 ? 0 : g.micro_batch_count;  // [0, lo) fit, [hi, count) do not
   while (lo < hi) {
     const std::size_t mid = lo + (hi - lo) / 2;
     if (fits(mid)) {
@@ -170,7 +187,8 @@ void enumerate_winner(const Context& ctx, const SearchFilter& filter, Scratch& s
       if (!choice_applies(ctx.model, g.base, rc)) continue;
       if (filter.recompute && *filter.recompute != rc.recompute) continue;
       if (filter.flash_attention && *filter.flash_attention != rc.flash) continue;
-      const std::size_t fitting = leanest_fitting_micro_batches(ctx, g, choice, s.mb_pool);
+      const std::size_t fitting =
+          fitting_micro_batches(ctx, filter, g, choice, s.mb_pool, &s.row_pool[g.rows]);
       for (std::size_t i = 0; i < fitting; ++i) {
         if (!schedule_allows(g, i, s.mb_pool)) continue;
         s.candidates.push_back({compute_bound(ctx, configured(g, choice, i, s.mb_pool)),
@@ -208,15 +226,13 @@ void enumerate_winner_cached(const Context& ctx, const SearchOptions& options, S
 
 void search_training_winner(const Context& ctx, const SearchOptions& options, Collector& out,
                             SearchResult& result, Scratch& s) {
-  const SearchFilter& filter = options.filter;
   enumerate_winner_cached(ctx, options, s);
   time_candidates(ctx, options, s, out, result,
                   [&](const Candidate& cand, const Plan& p, MemoryLedger& ledger) {
                     const Group& g = s.groups[cand.group()];
                     Row& row = s.row_pool[g.rows + row_index(p.zero, cand.choice(),
                                                              p.sequence_parallel ? 1 : 0)];
-                    if (row.settings < 0) row.settings = passes_settings(filter, p) ? 1 : 0;
-                    if (row.settings == 0) return false;
+                    if (row.settings == 0) return false;  // filled by the enumeration
                     const std::size_t i = cand.mb();
                     while (row.fitting <= i && !row.ended) {
                       Plan q = p;
