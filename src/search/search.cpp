@@ -149,12 +149,20 @@ std::size_t fitting_micro_batches(const Context& ctx, const SearchFilter& filter
       if (passes) allowed[allowed_count++] = {zero, sp};
     }
   }
+  // ZeRO-2 holds at most what ZeRO-1 does, ZeRO-1 at most what ZeRO-0 does (each line of
+  // model/memory.hpp training_ledger equal or sharded further; ZeRO-3 adds gather buffers, so
+  // it is not ordered against them): once stage 2 or 1 does not fit, the lower stages with
+  // the same SP setting are not tried.
   const auto fits = [&](std::size_t i) {
     Plan v = configured(g, choice, i, mb_pool);
+    std::array<bool, 2> lean_failed{};  // per SP setting
     for (std::size_t k = 0; k < allowed_count; ++k) {
-      v.zero = allowed[k].first;
-      v.sequence_parallel = allowed[k].second;
+      const auto [zero, sp] = allowed[k];
+      if (lean_failed[sp ? 1 : 0]) continue;
+      v.zero = zero;
+      v.sequence_parallel = sp;
       if (memory_ledger(ctx, v).fits()) return true;
+      if (zero == 1 || zero == 2) lean_failed[sp ? 1 : 0] = true;
     }
     return false;
   };
