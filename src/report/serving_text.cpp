@@ -45,6 +45,7 @@ json serving_time_json(const Context& ctx, const ServingTime& t) {
                                   {"quantile", t.queue.quantile_seconds}}},
               {"iteration_wait", t.iteration_wait_seconds},
               {"round_prefill", t.round_prefill_seconds},
+              {"round_prompts", t.round_prompts},
               {"slots", t.slots},
               {"slot_wait", t.slot_wait_seconds},
               {"saturation_requests_per_second", t.saturation_requests_per_second},
@@ -136,7 +137,7 @@ std::string serving_time_text(const Context& ctx, const ServingTime& t) {
   if (t.round_prefill_seconds > 0) {
     out += fmt::format("  round prefill      {:>12}   (lockstep: the round's {:.0f} prompts "
                        "prefilled together; every first token waits for it)\n",
-                       seconds_text(t.round_prefill_seconds), d.batch);
+                       seconds_text(t.round_prefill_seconds), t.round_prompts);
   }
   if (w.request_rate_per_second <= 0 && t.queue.mean_seconds > 0) {
     out += fmt::format("  queue for prefill  {:>12}   (p{:.0f}; mean {}: the other {:.0f} "

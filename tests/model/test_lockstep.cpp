@@ -145,13 +145,44 @@ TEST_CASE("users whose caches do not all fit wait for a slot, the engine runs wh
         Approx(100 / lambda - 16384 * staggered.per_token_seconds - staggered.prefill.seconds -
                staggered.queue.mean_seconds));
   CHECK(staggered.slot_wait_seconds > 0);
-  // Lockstep: ⌈100 / slots⌉ rounds one after another; a user waits for half the others.
+  // Lockstep: the opening round admits every user whose prompt's cache is free (blocks
+  // allocated as tokens come): 16,384-token prompts, half a whole context, so all 100 prompts
+  // (53.7 GB) fit beside the weights at once. Every first token waits for their prefill
+  // alone; the engine's rate stays the whole-context rounds' of `fit` users.
   w.closed_loop = ClosedLoop::lockstep;
+  const double prompt_bytes = per_sequence / 2;
+  REQUIRE(std::floor((80.0 * gib - l.weights_bytes) / prompt_bytes) >= 100);
   const ServingTime lockstep = serving_time(small, c, w, p, l, 400e12);
-  const double rounds = std::ceil(100 / fit);
-  const double round = lockstep.round_prefill_seconds + 16384 * lockstep.decode.seconds;
-  CHECK(lockstep.slot_wait_seconds == Approx(0.5 * (rounds - 1) * round));
+  CHECK(lockstep.round_prompts == 100);
+  CHECK(lockstep.slot_wait_seconds == 0);
+  CHECK(lockstep.ttft_mean_seconds == lockstep.round_prefill_seconds);
+  CHECK(lockstep.round_prefill_seconds ==
+        Approx(prefill_time(small, c, w, p, l.weights_bytes, 400e12, 100).seconds));
+  const double round =
+      prefill_time(small, c, w, p, l.weights_bytes, 400e12, fit).seconds +
+      16384 * lockstep.decode.seconds;
   CHECK(lockstep.tokens_per_second == Approx(fit * 16384 / round));
+  // 31,744-token prompts and 1,024 output tokens (the same whole context): a prompt's cache
+  // is 31/32 of a sequence's, so the opening round admits floor(free / that) users, more
+  // than `fit` and fewer than 100; the rest form ⌈rest / fit⌉ rounds after it. Their first
+  // token waits for the opening round, half the later ones before their own, and their
+  // round's prefill: the mean over the 100 users, by hand.
+  w.input_tokens = 31744;
+  w.output_tokens = 1024;
+  const double first = std::floor((80.0 * gib - l.weights_bytes) / (per_sequence * 31 / 32));
+  REQUIRE(first > fit);
+  REQUIRE(first < 100);
+  const ServingTime split = serving_time(small, c, w, p, l, 400e12);
+  CHECK(split.round_prompts == first);
+  const double opening = prefill_time(small, c, w, p, l.weights_bytes, 400e12, first).seconds;
+  const double whole = prefill_time(small, c, w, p, l.weights_bytes, 400e12, fit).seconds;
+  const double step = split.decode.seconds;
+  const double later_rounds = std::ceil((100 - first) / fit);
+  const double later_first_token = opening + 1024 * step +
+                                   0.5 * (later_rounds - 1) * (whole + 1024 * step) + whole;
+  CHECK(split.ttft_mean_seconds ==
+        Approx((first * opening + (100 - first) * later_first_token) / 100));
+  CHECK(split.ttft_mean_seconds > opening);
   // A batch (not a concurrency) is the user's engine batch: kept whole, and then too big.
   w.concurrency = 0;
   w.batch = 100;

@@ -20,9 +20,12 @@ namespace planner {
 struct ServingTime {
   DecodeStep decode;     ///< one iteration at the engine's (steady-state) batch
   PrefillTime prefill;   ///< one prompt alone
-  /// closed_loop lockstep: the round's prompts prefilled together, which every first token
-  /// waits for; zero otherwise.
+  /// closed_loop lockstep: the opening round's prompts prefilled together, which every first
+  /// token of the round waits for; zero otherwise.
   double round_prefill_seconds = 0;
+  /// closed_loop lockstep: the prompts of the opening round (admitted_prompts: more than
+  /// `slots` when the prompts' caches fit where the whole contexts' do not); zero otherwise.
+  double round_prompts = 0;
   /// Sequences the engine holds at once (memory.hpp serving_slots); fewer than its users when
   /// their caches do not all fit, and the others wait for a slot.
   double slots = 0;
@@ -87,6 +90,26 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
   t.meets_slo = !t.overloaded && t.slo_margin_seconds >= 0 && t.ttft_margin_seconds >= 0;
 }
 
+/// Users a lockstep round admits at once (docs/model.md §8.4, admission): an engine that
+/// allocates its cache's blocks as tokens come admits a request while its prompt's blocks are
+/// free (vLLM's BlockSpaceManager.can_allocate counts the prompt's blocks, Kwon et al. 2023
+/// §4.1; TurboMind's SequenceManager likewise), and pre-empts running sequences later if the
+/// cache fills. So the opening round takes every user whose prompt fits beside the weights and
+/// the reserve, at least the `full` slots whole contexts leave, at most the engine's users. The
+/// rounds after it are the whole-context rounds of `full` (sequences end together and free
+/// the cache, and the steady state holds what the whole contexts allow).
+[[nodiscard]] inline double admitted_prompts(const Model& m, const Serving& w, const Plan& p,
+                                             const MemoryLedger& ledger, double users,
+                                             double full) noexcept {
+  if (w.concurrency <= 0 || users <= full) return std::min(users, full);
+  const double block = static_cast<double>(std::max<std::int64_t>(1, w.kv_block_tokens));
+  const double prompt = std::ceil(static_cast<double>(prompt_tokens(w)) / block) * block;
+  const double prompt_bytes = kv_bytes_per_token(m, p, w.kv_sharding) * prompt;
+  const double free_bytes = ledger.capacity_bytes - (ledger.total_bytes() - ledger.kv_cache_bytes);
+  if (!(prompt_bytes > 0) || !(free_bytes > 0)) return full;
+  return std::clamp(std::floor(free_bytes / prompt_bytes), full, users);
+}
+
 /// Closed loop (a fixed concurrency): every finished request is replaced at once, so each of
 /// the b sequences costs its prefill once per output_tokens steps: per engine
 /// λ = b / (o·step + b·T_prefill), ρ = λ·T_prefill and TPOT = step / (1 − ρ)
@@ -147,17 +170,37 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
     // comes when the round's prefill ends. A round of b requests takes R + o·step(b).
     const PrefillTime round =
         prefill_time(m, c, w, p, ledger.weights_bytes, flops_per_second, full);
-    t.round_prefill_seconds = round.seconds;
     const double round_seconds = round.seconds + o * t.decode.seconds;
     t.requests_per_second = full / round_seconds;
     t.prefill_share = round.seconds / round_seconds;
     t.per_token_seconds = t.decode.seconds;
-    // Users past the slots form further rounds, served one after another: k rounds, and a
-    // user waits for the ones before its own, (k − 1)/2 of them on average.
-    const double rounds = std::ceil(users / full);
-    t.slot_wait_seconds = 0.5 * (rounds - 1.0) * round_seconds;
-    t.ttft_mean_seconds = round.seconds + t.slot_wait_seconds;
-    t.ttft_seconds = round.seconds + w.slo_percentile * (rounds - 1.0) * round_seconds;
+    // The opening round admits `first` users (admitted_prompts); the users past it form
+    // further rounds of `full`, served one after another after the opening one: k of them,
+    // and a user among them waits for the opening round and the ones before its own.
+    const double first = admitted_prompts(m, w, p, ledger, users, full);
+    const PrefillTime opening =
+        first == full ? round
+                      : prefill_time(m, c, w, p, ledger.weights_bytes, flops_per_second, first);
+    t.round_prefill_seconds = opening.seconds;
+    t.round_prompts = first;
+    const double later = users - first;
+    const double rounds = std::ceil(later / full);
+    const double opening_seconds = opening.seconds + o * t.decode.seconds;
+    // A later user's first token: the opening round, the later rounds before its own, then
+    // its own round's prefill.
+    const auto later_ttft = [&](double rounds_before) {
+      return opening_seconds + rounds_before * round_seconds + round.seconds;
+    };
+    t.slot_wait_seconds =
+        later > 0 ? later / users * (opening_seconds + 0.5 * (rounds - 1.0) * round_seconds) : 0.0;
+    t.ttft_mean_seconds =
+        later > 0 ? (first * opening.seconds + later * later_ttft(0.5 * (rounds - 1.0))) / users
+                  : opening.seconds;
+    // The user at the percentile, counted in arrival order: in the opening round, or in the
+    // later round it falls in.
+    const double at = w.slo_percentile * users;
+    t.ttft_seconds = at <= first ? opening.seconds
+                                 : later_ttft(std::max(0.0, std::ceil((at - first) / full) - 1.0));
     t.tokens_per_second = static_cast<double>(p.dp) * t.requests_per_second * o;
     if (w.concurrency > 0) {
       t.tokens_per_second *= std::min(1.0, static_cast<double>(w.concurrency) /
