@@ -189,10 +189,21 @@ Grid build_grid(const SweepArgs& args, const json& base, const std::string& orig
   points = 1;
   for (const std::string& spec : args.vary) {
     grid.axes.push_back(parse_vary(spec, base));
+    // A pointer varied twice, or one inside another's value (/model and /model/seq_len: the
+    // outer value replaces the object the inner one writes into), has no single meaning.
+    const auto inside = [](const std::string& outer, const std::string& inner) {
+      return inner.size() > outer.size() && inner.starts_with(outer) && inner[outer.size()] == '/';
+    };
+    const std::string& added = grid.axes.back().pointer;
     for (std::size_t a = 0; a + 1 < grid.axes.size(); ++a) {
-      if (grid.axes[a].pointer == grid.axes.back().pointer) {
-        vary_error(spec, fmt::format("{} is already varied by an earlier --vary",
-                              grid.axes.back().pointer));
+      const std::string& earlier = grid.axes[a].pointer;
+      if (earlier == added) {
+        vary_error(spec, fmt::format("{} is already varied by an earlier --vary", added));
+      }
+      if (inside(earlier, added) || inside(added, earlier)) {
+        vary_error(spec, fmt::format("{} and {} (an earlier --vary) overlap: one lies inside the "
+                                     "other's value; vary one of them",
+                                     added, earlier));
       }
     }
     check_axis(base, grid.axes.back(), spec, origin);

@@ -299,6 +299,10 @@ TEST_CASE("bad --vary and --shard exit 2 with one line", "[sweep][errors]") {
       {"--vary", "/model/no_such_key=1"},
       {"--vary", "/model/seq_len=2048", "--shard", "4/3"},
       {"--vary", "/model/seq_len=2048", "--shard", "x"},
+      // One pointer inside another's value, either order (fuzz_cli, December 2026: the outer
+      // first made the inner one write into a number, an internal error, exit 3).
+      {"--vary", "/model=10", "--vary", "/model/seq_len=1024"},
+      {"--vary", "/model/seq_len=1024", "--vary", "/model=10"},
   };
   for (const auto& extra : cases) {
     INFO(extra.back());
@@ -312,6 +316,8 @@ TEST_CASE("bad --vary and --shard exit 2 with one line", "[sweep][errors]") {
   CHECK_THAT(bad_point.err, Catch::Contains("scenarios/a.json (sweep point 2): /model/heads"));
   const auto twice = sweep({"--vary", "/model/seq_len=1,2", "--vary", "/model/seq_len=3"});
   CHECK_THAT(twice.err, Catch::Contains("/model/seq_len is already varied"));
+  const auto nested = sweep({"--vary", "/model=10", "--vary", "/model/seq_len=1024"});
+  CHECK_THAT(nested.err, Catch::Contains("/model/seq_len and /model (an earlier --vary) overlap"));
 }
 
 TEST_CASE("a long axis is checked at its ends first and its inner values when they run",
