@@ -149,6 +149,7 @@ std::size_t fitting_micro_batches(const Context& ctx, const SearchFilter& filter
       if (passes) allowed[allowed_count++] = {zero, sp};
     }
   }
+  if (allowed_count == 0) return 0;
   // ZeRO-2 holds at most what ZeRO-1 does, ZeRO-1 at most what ZeRO-0 does (each line of
   // model/memory.hpp training_ledger equal or sharded further; ZeRO-3 adds gather buffers, so
   // it is not ordered against them): once stage 2 or 1 does not fit, the lower stages with
@@ -166,7 +167,7 @@ std::size_t fitting_micro_batches(const Context& ctx, const SearchFilter& filter
     }
     return false;
   };
-  std::size_t lo = 0, hi = allowed_count == 0 ? 0 : g.micro_batch_count;  // [0, lo) fit, [hi, count) do not
+  std::size_t lo = 0, hi = g.micro_batch_count;  // [0, lo) fit, [hi, count) do not
   while (lo < hi) {
     const std::size_t mid = lo + (hi - lo) / 2;
     if (fits(mid)) {

@@ -57,12 +57,18 @@ namespace planner {
   return std::max(1.0, per_rank);
 }
 
-/// Tokens one sequence reserves: the context rounded up to whole blocks of the paged cache
-/// (Kwon et al. 2023, vLLM, arXiv 2309.06180, §4.1: blocks of 16 tokens by default; the last
-/// block of a sequence is partly empty).
-[[nodiscard]] inline std::int64_t reserved_tokens(const Serving& w) noexcept {
+/// `tokens` rounded up to whole blocks of the paged cache (Kwon et al. 2023, vLLM, arXiv
+/// 2309.06180, §4.1: blocks of 16 tokens by default; the last block of a sequence is partly
+/// empty).
+[[nodiscard]] inline std::int64_t block_rounded_tokens(const Serving& w,
+                                                       std::int64_t tokens) noexcept {
   const std::int64_t block = std::max<std::int64_t>(1, w.kv_block_tokens);
-  return (w.context_tokens + block - 1) / block * block;
+  return (tokens + block - 1) / block * block;
+}
+
+/// Tokens one sequence reserves for its whole context (block_rounded_tokens).
+[[nodiscard]] inline std::int64_t reserved_tokens(const Serving& w) noexcept {
+  return block_rounded_tokens(w, w.context_tokens);
 }
 
 }  // namespace planner
