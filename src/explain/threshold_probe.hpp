@@ -34,8 +34,8 @@ struct Answer {
 class ScanBudget {
  public:
   /// The answer at `ctx`, within the budget; throws OutOfBudget when the search would pass it.
-  Answer equals(const Context& ctx, EnumerationCache* enumeration = nullptr) {
-    SearchOptions options = winner_options(enumeration);
+  Answer equals(const Context& ctx) {
+    SearchOptions options = winner_options();
     options.whole_band = true;
     const SearchResult r = run(ctx, options);
     Answer out;
@@ -46,9 +46,8 @@ class ScanBudget {
 
   /// Every training plan at `ctx` at most `seconds` per token (SearchOptions::
   /// keep_within_seconds), or none when more than its cap qualify.
-  std::optional<std::vector<Evaluation>> within(const Context& ctx, double seconds,
-                                                EnumerationCache* enumeration) {
-    SearchOptions options = winner_options(enumeration);
+  std::optional<std::vector<Evaluation>> within(const Context& ctx, double seconds) {
+    SearchOptions options = winner_options();
     options.keep_within_seconds = seconds;
     SearchResult r = run(ctx, options);
     if (r.within_overflow) return std::nullopt;
@@ -63,12 +62,11 @@ class ScanBudget {
 
  private:
   /// A winner-only search (no accounting) that stops at the budget left.
-  SearchOptions winner_options(EnumerationCache* enumeration) const {
+  SearchOptions winner_options() const {
     SearchOptions options;
     options.keep = 1;
     options.accounting = false;
     options.work_limit = left_;
-    options.enumeration = enumeration;
     return options;
   }
   SearchResult run(const Context& ctx, const SearchOptions& options) {
@@ -90,8 +88,8 @@ struct Input {
   bool integer = false;
   std::string unit;    ///< as quoted: "GB/s", "tokens", "GiB", "ms", ""
   double unit_scale = 1;
-  /// Changes only what the network costs (a tier's bandwidth): the probes of one scan share
-  /// the search's enumeration (EnumerationCache).
+  /// Changes only what the network costs (a tier's bandwidth): every plan's time falls as it
+  /// rises and which plans fit does not change (monotone_kind).
   bool network_only = false;
 };
 

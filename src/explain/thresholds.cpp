@@ -120,12 +120,10 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
                               Bisection bisection) {
   const double start = in.get(base);
   const double limit = downward ? start / in.range : start * in.range;
-  EnumerationCache enumeration;
-  EnumerationCache* reuse = in.network_only ? &enumeration : nullptr;
   auto at = [&](double v) {
     Context ctx = base;
     in.set(ctx, v);
-    return budget.equals(ctx, reuse);
+    return budget.equals(ctx);
   };
   auto valid = [&](double v) {
     if (in.integer && v < 1) return false;
@@ -142,7 +140,7 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
     Context at_better = base;
     in.set(at_better, better);
     const double within = band_limit(worse_fastest) * (1.0 + 1e-9);  // rounding's slack
-    if (auto candidates = budget.within(at_better, within, reuse)) {
+    if (auto candidates = budget.within(at_better, within)) {
       probe.emplace(base, in, kind, better, worse, worse_fastest, std::move(*candidates));
     }
   };

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "bounds.hpp"
+#include "candidates.hpp"
 #include "collector.hpp"
 #include "planner/inputs/workload_settings.hpp"
 #include "planner/model/legality.hpp"
@@ -50,82 +52,6 @@ inline std::string degree_reason(const Model& m, const Plan& p, const Violation&
       return fmt::format("tp = {} must divide the {} heads and fit the {} KV heads", p.tp, m.heads,
                          m.kv_heads);
   }
-}
-
-/// Safety factor on lower bounds: the bounds below are exact inequalities between real
-/// numbers, evaluated in a different order of floating-point operations than the time model;
-/// shrinking them by one part in 10^9 (far above any rounding difference, far below the 1 %
-/// time step) keeps them below the model's own rounded figures.
-inline constexpr double bound_margin = 1.0 - 1e-9;
-
-/// Pruning bound 1, from the FLOPs alone: a training step is m + (pp − 1)/v slots of at least
-/// the micro-batch's compute (dense + attention + recompute FLOPs at the effective rate; the
-/// score-matrix traffic, communication, bubble excess and exposed data-parallel traffic are
-/// all ≥ 0; v the plan's virtual stages, schedule.hpp `bubble_slots`), so seconds per token
-/// ≥ (m + (pp − 1)/v)·FLOPs/F / (dp·b·m·s).
-inline double compute_bound(const Context& ctx, const Plan& p) {
-  const double flops = micro_batch_flops(ctx.model, p).total();
-  const double slots = static_cast<double>(p.grad_accum) + bubble_slots(p);
-  const double tokens = static_cast<double>(p.dp) * static_cast<double>(p.micro_batch) *
-                        static_cast<double>(p.grad_accum) * static_cast<double>(ctx.model.seq_len);
-  return slots * (flops / ctx.flops_per_second) / tokens * bound_margin;
-}
-
-/// Pruning bound 2, for every placement at once: the time model on an "ideal network" — one
-/// node holding every GPU, whose single tier has the larger bandwidth and the smaller latency
-/// of the two. Each collective's cost is a sum of latency·(count ≥ 0) and bytes/bandwidth·
-/// (count ≥ 0), the cheapest over a set of algorithms that only grows inside a node (one-shot),
-/// so it can only fall; a data-parallel collective's multi-rail form, whose cost depends on how
-/// many ranks the placement puts in a node, is never below the flat one on that tier
-/// (collectives.hpp group_collective); exposure
-/// max(min(bucket, comm), comm − window), plus the hidden part's processor_usage share (the
-/// smallest of the tiers'), and the step's sums are
-/// non-decreasing in those costs; correctly rounded arithmetic is monotone. So the ideal
-/// step is at most the step of any real placement.
-inline Cluster ideal_network(const Cluster& c) {
-  Cluster ideal = c;
-  ideal.nodes = 1;
-  ideal.gpus_per_node = world_size(c);
-  Tier best = c.node_tier();
-  for (const Tier& t : c.tiers) {
-    best.bandwidth_bytes_per_second =
-        std::max(best.bandwidth_bytes_per_second, t.bandwidth_bytes_per_second);
-    best.latency_seconds = std::min(best.latency_seconds, t.latency_seconds);
-    best.peer_memory = best.peer_memory || t.peer_memory;
-    best.processor_usage = std::min(best.processor_usage, t.processor_usage);
-  }
-  ideal.tiers.assign(2, best);
-  return ideal;
-}
-
-/// The configurations of one group, recompute choice and micro-batch, waiting for their time
-/// (pruned search only): the FLOPs, and so the compute bound, do not depend on the ZeRO stage
-/// or sequence parallelism, so the variants share one entry.
-struct Candidate {
-  double bound = 0;         ///< compute_bound, seconds per token
-  /// Group, recompute choice, micro-batch and (lowest byte) the variants: a tie-break, so the
-  /// order (and the `timed` count) is fixed; the variants never decide it, since the first
-  /// three fields are unique. One word, so the heap moves 16-byte entries.
-  std::uint64_t order = 0;
-  [[nodiscard]] std::uint32_t group() const noexcept {
-    return static_cast<std::uint32_t>(order >> 32);
-  }
-  [[nodiscard]] std::size_t choice() const noexcept { return (order >> 24) & 0xff; }
-  [[nodiscard]] std::size_t mb() const noexcept { return (order >> 8) & 0xffff; }
-  /// Accounted search: bit 2·zero + sp set for each variant that fits.
-  [[nodiscard]] std::uint8_t variants() const noexcept {
-    return static_cast<std::uint8_t>(order & 0xff);
-  }
-  /// The heap's order: the candidate that comes out later is "less".
-  friend bool later(const Candidate& a, const Candidate& b) noexcept {
-    return a.bound != b.bound ? a.bound > b.bound : a.order > b.order;
-  }
-};
-
-inline std::uint64_t candidate_order(std::uint32_t group, std::size_t choice, std::size_t mb,
-                                     std::uint8_t variants = 0) {
-  return (static_cast<std::uint64_t>(group) << 32) | (static_cast<std::uint64_t>(choice) << 24) |
-         (static_cast<std::uint64_t>(mb) << 8) | variants;
 }
 
 /// One (tp, cp, pp, dp) factorisation that passed the group checks.
@@ -170,6 +96,7 @@ struct Scratch {
   std::vector<Row> row_pool;
   std::vector<Group> groups;
   std::vector<Candidate> candidates;
+  std::vector<PendingRow> pending;  ///< winner search: the rows not listed yet
   /// dp → offset of its micro-batches (the divisors of its per-replica share) in mb_pool:
   /// every group with the same dp has the same list, computed once (trial division up to the
   /// square root of the share was most of the search on a highly divisible world, issue 14).
@@ -355,55 +282,22 @@ inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scr
   }
 }
 
-/// The candidates in increasing (bound, order), a batch at a time: nth_element picks the
-/// next batch and a sort orders it, each batch twice the last, so a search that ends early
-/// orders little more than it visits and one that visits most of them pays about one sort,
-/// cheaper than as many heap pops (a pop sifts down through scattered memory: a fifth of a
-/// threshold scan's time when this was a heap). The order is the heap's: (bound, order) is
-/// a strict total order, `order` being unique per candidate.
-class BestFirst {
- public:
-  explicit BestFirst(std::vector<Candidate>& candidates) : c_(candidates) {}
-
-  /// The next candidate, or nullptr after the last.
-  const Candidate* next() {
-    if (next_ == ordered_) {
-      if (ordered_ == c_.size()) return nullptr;
-      const std::size_t batch = std::min(batch_, c_.size() - ordered_);
-      const auto first = c_.begin() + static_cast<std::ptrdiff_t>(ordered_);
-      const auto last = first + static_cast<std::ptrdiff_t>(batch);
-      const auto earlier = [](const Candidate& a, const Candidate& b) { return later(b, a); };
-      if (last != c_.end()) std::nth_element(first, last, c_.end(), earlier);
-      std::sort(first, last, earlier);
-      ordered_ += batch;
-      batch_ *= 2;
-    }
-    return &c_[next_++];
-  }
-
- private:
-  std::vector<Candidate>& c_;
-  std::size_t next_ = 0;     ///< the next to give
-  std::size_t ordered_ = 0;  ///< [0, ordered_) is in its final order
-  std::size_t batch_ = 256;
-};
-
 /// Pass 2 of the pruned search: candidates in increasing order of their compute bound. Once
 /// a bound's time step is above the last kept plan's, so is every later one's, and the search
 /// ends. A candidate is skipped when its ideal-network bound without the exposed data-
 /// parallel traffic is beyond (the same for every ZeRO stage), a variant when its own ideal-
 /// network bound is; the rest are timed on every placement. `fits(cand, p)` says whether the
 /// variant `p` (with its zero and sp set) is in the space and fits, and may fill `ledger`.
-/// BestFirst gives the candidates in that order.
-template <typename Fits>
+/// `order` (BestFirst, or the winner search's LazyRows) gives the candidates in that order.
+template <typename Order, typename Fits>
 inline void time_candidates(const Context& ctx, const SearchOptions& options, Scratch& s,
-                     Collector& out, SearchResult& result, Fits&& fits) {
+                     Collector& out, SearchResult& result, Order& order, Fits&& fits) {
   const Model& m = ctx.model;
   const Cluster& c = ctx.cluster;
   const Cluster ideal = ideal_network(c);
   const double seq = static_cast<double>(m.seq_len);
-  BestFirst order(s.candidates);
-  while (const Candidate* next = order.next()) {
+  const auto beyond = [&](double bound) { return out.beyond(bound); };
+  while (const Candidate* next = order.next(beyond)) {
     const Candidate cand = *next;
     if (out.beyond(cand.bound)) break;
     Group& g = s.groups[cand.group()];
@@ -417,9 +311,11 @@ inline void time_candidates(const Context& ctx, const SearchOptions& options, Sc
     // data-parallel terms. `count` counts the timings as whole ones, one per (SP, stage) in
     // the order the bounds ask for them, so the work count is the search's own.
     std::array<std::optional<TrainingTime>, 2> part;  // per SP setting, once computed
+    std::array<bool, 2> with_traffic{};  // part[k] holds its traffic terms, not only compute
     std::array<double, 2> forward_seconds{};
     std::array<double, 2> backward_seconds{};
     std::array<int, 2> zero_of{-1, -1};  // the ZeRO stage last counted per SP setting; -1 none
+    const StageShape shape = stage_shape(m, p);
     const auto count = [&](int sp, int zero) {
       const auto k = static_cast<std::size_t>(sp);
       if (zero_of[k] == zero) return;
@@ -427,21 +323,50 @@ inline void time_candidates(const Context& ctx, const SearchOptions& options, Sc
       ++result.timed;
       budget.spend(1);
     };
-    const auto micro_batch = [&](int sp) -> const TrainingTime& {
+    // The micro-batch part in two steps (step_time.hpp micro_batch_part): its compute terms,
+    // then its traffic on the ideal network.
+    const auto compute = [&](int sp) -> TrainingTime& {
       const auto k = static_cast<std::size_t>(sp);
       if (!part[k]) {
         Plan q = p;
         q.sequence_parallel = sp == 1;
-        part[k].emplace(micro_batch_part(m, ideal, q, ctx.flops_per_second, forward_seconds[k],
-                                         backward_seconds[k]));
+        part[k].emplace();
+        add_compute_terms(m, ideal, q, ctx.flops_per_second, shape, *part[k],
+                          forward_seconds[k], backward_seconds[k]);
       }
       return *part[k];
     };
-    const auto slots_bound = [&](int sp, int zero) {
+    const auto micro_batch = [&](int sp) -> const TrainingTime& {
+      const auto k = static_cast<std::size_t>(sp);
+      TrainingTime& t = compute(sp);
+      if (!with_traffic[k]) {
+        Plan q = p;
+        q.sequence_parallel = sp == 1;
+        add_traffic_terms(m, ideal, q, ctx.flops_per_second, shape, t);
+        with_traffic[k] = true;
+      }
+      return t;
+    };
+    // Whether the slots' bound prunes: first from the compute terms alone (every traffic term
+    // of a slot is ≥ 0, micro_batch_time.hpp micro_batch_seconds, so this bound is below the
+    // slots' one and prunes only what that would), then, when it does not, with the traffic.
+    // On the Mixtral training scenario's threshold scans an ideal-network slot is 2.3× the
+    // compute bound on average and 98 % of the candidates popped are pruned here, most of them
+    // by their compute terms alone (tp, expert and pipeline traffic not computed).
+    // Both bounds in the same order of operations, so the first is never the larger when
+    // rounded (a sum or product of non-negative numbers never falls when a term grows).
+    const auto slots_prune = [&](int sp, int zero) {
       count(sp, zero);
+      const double work = compute(sp).compute_seconds();
+      const double sequences = static_cast<double>(p.dp * p.micro_batch * p.grad_accum);
+      if (out.beyond((static_cast<double>(p.grad_accum) * work + bubble_slots(p) * work) /
+                     (sequences * seq) * bound_margin)) {
+        return true;
+      }
       const TrainingTime& t = micro_batch(sp);
-      return (static_cast<double>(p.grad_accum) * t.micro_batch_seconds() + t.bubble_seconds) /
-             (t.global_sequences * seq) * bound_margin;
+      return out.beyond((static_cast<double>(p.grad_accum) * t.micro_batch_seconds() +
+                         t.bubble_seconds) /
+                        (t.global_sequences * seq) * bound_margin);
     };
     // A variant's own ideal-network bound: its micro-batch part and its stage's terms.
     const auto variant_bound = [&](int sp, int zero) {
@@ -456,8 +381,7 @@ inline void time_candidates(const Context& ctx, const SearchOptions& options, Sc
       return 1.0 / t.tokens_per_second * bound_margin;
     };
     const int first_zero = p.zero;
-    if (out.beyond(slots_bound(0, first_zero)) &&
-        (p.tp <= 1 || out.beyond(slots_bound(1, first_zero)))) {
+    if (slots_prune(0, first_zero) && (p.tp <= 1 || slots_prune(1, first_zero))) {
       continue;
     }
     for (int zero = 0; zero <= 3; ++zero) {

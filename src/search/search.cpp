@@ -27,18 +27,6 @@ std::string memory_reason(const MemoryLedger& l) {
                      l.capacity_bytes / gib, largest_name, largest / gib);
 }
 
-/// What an EnumerationCache keeps: copies of the scratch vectors after the enumeration.
-struct EnumerationCache::Impl {
-  bool filled = false;
-  std::vector<search_detail::Group> groups;
-  std::vector<std::int64_t> mb_pool;
-  std::vector<search_detail::Candidate> candidates;
-  std::vector<search_detail::Row> row_pool;
-  std::int64_t work = 0;  ///< the enumeration's work count
-};
-EnumerationCache::EnumerationCache() : impl_(std::make_unique<Impl>()) {}
-EnumerationCache::~EnumerationCache() = default;
-
 namespace {
 
 using namespace search_detail;
@@ -110,7 +98,8 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
     }
   });
   if (!options.prune) return;
-  time_candidates(ctx, options, s, out, result,
+  BestFirst order(s.candidates);
+  time_candidates(ctx, options, s, out, result, order,
                   [&](const Candidate& cand, const Plan& p, MemoryLedger& ledger) {
                     if ((cand.variants() >> (2 * p.zero + (p.sequence_parallel ? 1 : 0)) & 1) == 0) {
                       return false;
@@ -179,65 +168,67 @@ std::size_t fitting_micro_batches(const Context& ctx, const SearchFilter& filter
   return lo;
 }
 
+/// Whether the winner search lists the group's recompute choice: it applies to the group and
+/// the filter allows it.
+bool choice_searched(const Context& ctx, const SearchFilter& filter, const Group& g,
+                     std::size_t choice) {
+  const RecomputeChoice& rc = recompute_choices[choice];
+  if (!choice_applies(ctx.model, g.base, rc)) return false;
+  if (filter.recompute && *filter.recompute != rc.recompute) return false;
+  return !filter.flash_attention || *filter.flash_attention == rc.flash;
+}
+
 /// The winner-only search's enumeration (SearchOptions::accounting false; the search is
-/// search_training_winner below): every (group, recompute choice,
-/// micro-batch) becomes a candidate with its compute bound and no ledger; pass 2 checks
-/// membership lazily, computing a row's ledgers in enumeration order only as far as a
-/// surviving candidate needs. The same configurations are in the space and the same are
-/// timed against the same bounds, so the ranked list is the accounted search's; the counts
-/// and rejections are not computed.
-void enumerate_winner(const Context& ctx, const SearchFilter& filter, Scratch& s) {
+/// search_training_winner below): every (group, recompute choice) becomes a pending row with
+/// the lowest bound of its micro-batches, its memory not yet looked at; expand_row lists its
+/// candidates. Pass 2 checks membership lazily, computing a row's ledgers in enumeration
+/// order only as far as a surviving candidate needs. The same configurations are in the space
+/// and the same are timed against bounds at least as tight, so the ranked list is the
+/// accounted search's; the counts and rejections are not computed.
+void enumerate_rows(const Context& ctx, const SearchFilter& filter, Scratch& s) {
   enumerate_groups(ctx, filter, s, nullptr, [&](std::uint32_t group_index) {
     Group& g = s.groups[group_index];
     g.rows = s.row_pool.size();
     s.row_pool.resize(s.row_pool.size() + rows_per_group);
     for (std::size_t choice = 0; choice < recompute_choices.size(); ++choice) {
-      const RecomputeChoice& rc = recompute_choices[choice];
-      if (!choice_applies(ctx.model, g.base, rc)) continue;
-      if (filter.recompute && *filter.recompute != rc.recompute) continue;
-      if (filter.flash_attention && *filter.flash_attention != rc.flash) continue;
-      const std::size_t fitting =
-          fitting_micro_batches(ctx, filter, g, choice, s.mb_pool, &s.row_pool[g.rows]);
-      for (std::size_t i = 0; i < fitting; ++i) {
-        if (!schedule_allows(g, i, s.mb_pool)) continue;
-        s.candidates.push_back({compute_bound(ctx, configured(g, choice, i, s.mb_pool)),
-                                candidate_order(group_index, choice, i)});
-      }
-      budget.spend(static_cast<std::int64_t>(g.micro_batch_count));
+      if (!choice_searched(ctx, filter, g, choice)) continue;
+      // The row's smallest bound is its first micro-batch's, b = 1 with the most micro-batches
+      // per step ((m + (pp − 1)/v)/m falls as m grows), from its FLOPs alone (compute_bound:
+      // cheap, and most rows of a large space are never expanded); one part in 10^12 below it
+      // keeps it below the candidates' tighter bounds when rounded.
+      s.pending.push_back(
+          {compute_bound(ctx, configured(g, choice, 0, s.mb_pool)) * (1.0 - 1e-12),
+           candidate_order(group_index, choice, 0)});
     }
   });
 }
 
-/// The enumeration from the cache when it is filled (its work spent again, so the work count
-/// and the limit behave as if it had run), else enumerated and, with a cache, kept there
-/// before pass 2 reorders the candidates and fills rows and placements.
-void enumerate_winner_cached(const Context& ctx, const SearchOptions& options, Scratch& s) {
-  EnumerationCache* cache = options.enumeration;
-  if (cache && cache->impl().filled) {
-    const EnumerationCache::Impl& c = cache->impl();
-    s.groups = c.groups;
-    s.mb_pool = c.mb_pool;
-    s.candidates = c.candidates;
-    s.row_pool = c.row_pool;
-    budget.spend(c.work);
-    return;
+/// A pending row's candidates: the micro-batches that fit for a variant the settings allow
+/// (fitting_micro_batches, which fills the row's settings), with their bounds.
+void expand_row(const Context& ctx, const SearchFilter& filter, Scratch& s,
+                const PendingRow& row, std::vector<Candidate>& into) {
+  const Candidate first{row.bound, row.order};
+  const std::uint32_t group_index = first.group();
+  const std::size_t choice = first.choice();
+  Group& g = s.groups[group_index];
+  const std::size_t fitting =
+      fitting_micro_batches(ctx, filter, g, choice, s.mb_pool, &s.row_pool[g.rows]);
+  budget.spend(static_cast<std::int64_t>(g.micro_batch_count));
+  if (fitting == 0) return;
+  const double per_sequence =
+      compute_seconds_per_sequence(ctx, configured(g, choice, 0, s.mb_pool));
+  for (std::size_t i = 0; i < fitting; ++i) {
+    if (!schedule_allows(g, i, s.mb_pool)) continue;
+    into.push_back(
+        {compute_bound_per_sequence(ctx, configured(g, choice, i, s.mb_pool), per_sequence),
+         candidate_order(group_index, choice, i)});
   }
-  enumerate_winner(ctx, options.filter, s);
-  if (!cache) return;
-  EnumerationCache::Impl& c = cache->impl();
-  c.groups = s.groups;
-  c.mb_pool = s.mb_pool;
-  c.candidates = s.candidates;
-  c.row_pool = s.row_pool;
-  c.work = budget.used;
-  c.filled = true;
 }
 
+/// The winner search: rows expanded as pass 2 reaches them (LazyRows).
 void search_training_winner(const Context& ctx, const SearchOptions& options, Collector& out,
                             SearchResult& result, Scratch& s) {
-  enumerate_winner_cached(ctx, options, s);
-  time_candidates(ctx, options, s, out, result,
-                  [&](const Candidate& cand, const Plan& p, MemoryLedger& ledger) {
+  const auto fits = [&](const Candidate& cand, const Plan& p, MemoryLedger& ledger) {
                     const Group& g = s.groups[cand.group()];
                     Row& row = s.row_pool[g.rows + row_index(p.zero, cand.choice(),
                                                              p.sequence_parallel ? 1 : 0)];
@@ -257,7 +248,13 @@ void search_training_winner(const Context& ctx, const SearchOptions& options, Co
                     if (row.fitting <= i) return false;
                     ledger = memory_ledger(ctx, p);
                     return true;
-                  });
+  };
+  enumerate_rows(ctx, options.filter, s);
+  const auto expand = [&](const PendingRow& row, std::vector<Candidate>& into) {
+    expand_row(ctx, options.filter, s, row, into);
+  };
+  LazyRows<decltype(expand)> order(s.pending, s.candidates, expand);
+  time_candidates(ctx, options, s, out, result, order, fits);
 }
 
 /// One serving configuration: its ledger, and its time on every distinct placement.
@@ -335,6 +332,7 @@ void search_any(const Context& ctx, const SearchOptions& options, Collector& out
     s.row_pool.clear();
     s.groups.clear();
     s.candidates.clear();
+    s.pending.clear();
     s.mb_by_dp.clear();
     if (options.prune && !options.accounting) {
       search_training_winner(ctx, options, out, result, s);

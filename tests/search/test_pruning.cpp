@@ -337,40 +337,6 @@ TEST_CASE("Threshold scans on threads give the serial result", "[pruning][speed]
   }
 }
 
-TEST_CASE("A winner-only search reusing the enumeration of another bandwidth gives the fresh "
-          "search's result, work count included",
-          "[pruning][speed]") {
-  // EnumerationCache's claim (search.hpp): nothing the enumeration keeps depends on a tier's
-  // bandwidth. Checked on random scenarios at bandwidths 1/8 to 8 times the first, on either
-  // tier, against a search that enumerates afresh.
-  RandomScenario random(20261201);
-  const double factors[] = {0.125, 0.5, 2.0, 8.0};
-  for (int i = 0; i < 300; ++i) {
-    const Context ctx = random.next(false);
-    SearchOptions options;
-    options.keep = 1;
-    options.accounting = false;
-    options.whole_band = i % 2 == 0;
-    EnumerationCache cache;
-    options.enumeration = &cache;
-    (void)search(ctx, options);  // fills the cache
-    for (const double f : factors) {
-      Context probe = ctx;
-      Tier& tier = i % 3 == 0 ? probe.cluster.node_tier() : probe.cluster.network_tier();
-      tier.bandwidth_bytes_per_second *= f;
-      INFO("scenario " << i << ", bandwidth x " << f);
-      options.enumeration = &cache;
-      const SearchResult reused = search(probe, options);
-      options.enumeration = nullptr;
-      const SearchResult fresh = search(probe, options);
-      require_same_ranking(reused, fresh);
-      REQUIRE(reused.timed == fresh.timed);
-      REQUIRE(reused.work == fresh.work);
-      REQUIRE(reused.tied == fresh.tied);
-    }
-  }
-}
-
 TEST_CASE("Distinct placements keep one order for every assignment of tiers, ep's included",
           "[pruning]") {
   // The search times one order per distinct tuple of group tiers (search.hpp); ep is folded

@@ -41,15 +41,21 @@ namespace planner {
   return std::min(flops_per_second, c.gpu.flops_per_second);
 }
 
-/// One micro-batch of a training plan, the part of training_time that does not depend on
-/// the ZeRO stage: compute, the tp, cp, pp and expert traffic, the bubble and the global
-/// batch; `forward_seconds` and `backward_seconds` are what the data-parallel buckets hide
-/// behind (add_step_terms). The search's bounds read it alone (search/enumerate.hpp).
-[[nodiscard]] inline TrainingTime micro_batch_part(const Model& m, const Cluster& c, const Plan& p,
-                                                   double flops_per_second,
-                                                   double& forward_seconds,
-                                                   double& backward_seconds) noexcept {
-  TrainingTime t;
+/// The shapes one stage's micro-batch works on (micro_batch_time.hpp StageShape).
+[[nodiscard]] inline StageShape stage_shape(const Model& m, const Plan& p) noexcept {
+  return {static_cast<double>(stage_layers(m, p)),
+          static_cast<double>(m.seq_len) / static_cast<double>(p.cp),
+          static_cast<double>(p.micro_batch), static_cast<double>(p.grad_accum)};
+}
+
+/// A micro-batch's compute, the terms of TrainingTime::compute_seconds(): the GEMMs, the
+/// attention core, recompute, the score matrices' traffic and the elementwise kernels. No
+/// network term enters, so the search bounds every placement's step with them before it
+/// times the traffic (search/enumerate.hpp time_candidates); `forward_seconds` and `backward_seconds` get the compute
+/// of each pass, what the data-parallel buckets hide behind (add_step_terms).
+inline void add_compute_terms(const Model& m, const Cluster& c, const Plan& p,
+                              double flops_per_second, const StageShape& g, TrainingTime& t,
+                              double& forward_seconds, double& backward_seconds) noexcept {
   const MicroBatchFlops f = micro_batch_flops(m, p);
   const double high_precision = high_precision_flops_per_second(m, c, flops_per_second);
   if (high_precision == flops_per_second) {
@@ -81,10 +87,14 @@ namespace planner {
     forward_seconds += e.forward / bandwidth;
     backward_seconds += e.backward / bandwidth;
   }
-  const StageShape g{static_cast<double>(stage_layers(m, p)),
-                     static_cast<double>(m.seq_len) / static_cast<double>(p.cp),
-                     static_cast<double>(p.micro_batch), static_cast<double>(p.grad_accum)};
   add_scores_io(m, c, p, g, t);
+}
+
+/// Completes `t`, whose compute terms add_compute_terms filled, with the micro-batch's tp, cp,
+/// pp and expert traffic, the bubble and the global batch.
+inline void add_traffic_terms(const Model& m, const Cluster& c, const Plan& p,
+                              double flops_per_second, const StageShape& g,
+                              TrainingTime& t) noexcept {
   add_tensor_parallel(m, c, p, g, flops_per_second, t);
   add_context_parallel(m, c, p, g, t);
   add_pipeline(m, c, p, g, t);
@@ -93,6 +103,20 @@ namespace planner {
   t.micro_batches = p.grad_accum;
   t.bubble_seconds = bubble_slots(p) * t.micro_batch_seconds();
   t.global_sequences = static_cast<double>(p.dp * p.micro_batch * p.grad_accum);
+}
+
+/// One micro-batch of a training plan, the part of training_time that does not depend on
+/// the ZeRO stage: compute, the tp, cp, pp and expert traffic, the bubble and the global
+/// batch; `forward_seconds` and `backward_seconds` are what the data-parallel buckets hide
+/// behind (add_step_terms). The search's bounds read it alone (search/enumerate.hpp).
+[[nodiscard]] inline TrainingTime micro_batch_part(const Model& m, const Cluster& c, const Plan& p,
+                                                   double flops_per_second,
+                                                   double& forward_seconds,
+                                                   double& backward_seconds) noexcept {
+  TrainingTime t;
+  const StageShape g = stage_shape(m, p);
+  add_compute_terms(m, c, p, flops_per_second, g, t, forward_seconds, backward_seconds);
+  add_traffic_terms(m, c, p, flops_per_second, g, t);
   return t;
 }
 

@@ -3,7 +3,6 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,24 +40,6 @@ struct SearchFilter {
   void require(Axis a) noexcept { min_degrees[static_cast<std::size_t>(a)] = 2; }
 };
 
-/// The enumeration of a winner-only training search (its groups, micro-batches and candidates
-/// with their compute bounds), kept between searches of contexts that differ only in a tier's
-/// bandwidth: the enumeration, the ledgers and the compute bounds do not depend on it, so the
-/// threshold scans of a bandwidth rerun only the timing (docs/performance.md). Filled by the
-/// first search given it; a later search uses it as if it had enumerated, work count included.
-class EnumerationCache {
- public:
-  EnumerationCache();
-  ~EnumerationCache();
-  EnumerationCache(const EnumerationCache&) = delete;
-  EnumerationCache& operator=(const EnumerationCache&) = delete;
-  struct Impl;
-  [[nodiscard]] Impl& impl() noexcept { return *impl_; }
-
- private:
-  std::unique_ptr<Impl> impl_;
-};
-
 struct SearchOptions {
   std::size_t keep = 10;  ///< how many ranked feasible plans to return
   SearchFilter filter;
@@ -85,9 +66,6 @@ struct SearchOptions {
   /// At most this many plans in `within`; past it the list is emptied and
   /// SearchResult::within_overflow set (bounded memory on a space of millions of plans).
   std::size_t keep_within_max = 20'000;
-  /// Winner-only training search (prune, no accounting): the enumeration to reuse or fill.
-  /// Only for contexts that differ from the one that filled it in tier bandwidths alone.
-  EnumerationCache* enumeration = nullptr;
 };
 
 /// A configuration the search dropped, with the number that drops it.

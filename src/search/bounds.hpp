@@ -1,0 +1,96 @@
+#pragma once
+// The search's lower bounds on a configuration's seconds per token (docs/search.md): from its
+// compute alone, before any memory or network is looked at, and on an ideal network, for
+// every placement at once. Internal to src/search.
+#include <algorithm>
+#include <limits>
+
+#include "planner/model/schedule.hpp"
+#include "planner/model/step_time.hpp"
+#include "planner/search/search.hpp"
+
+namespace planner::search_detail {
+
+/// Safety factor on lower bounds: the bounds below are exact inequalities between real
+/// numbers, evaluated in a different order of floating-point operations than the time model;
+/// shrinking them by one part in 10^9 (far above any rounding difference, far below the 1 %
+/// time step) keeps them below the model's own rounded figures.
+inline constexpr double bound_margin = 1.0 - 1e-9;
+
+/// Pruning bound 1, from the FLOPs alone: a training step is m + (pp − 1)/v slots of at least
+/// the micro-batch's compute (dense + attention + recompute FLOPs at the effective rate; the
+/// score-matrix traffic, communication, bubble excess and exposed data-parallel traffic are
+/// all ≥ 0; v the plan's virtual stages, schedule.hpp `bubble_slots`), so seconds per token
+/// ≥ (m + (pp − 1)/v)·FLOPs/F / (dp·b·m·s).
+inline double compute_bound(const Context& ctx, const Plan& p) {
+  const double flops = micro_batch_flops(ctx.model, p).total();
+  const double slots = static_cast<double>(p.grad_accum) + bubble_slots(p);
+  const double tokens = static_cast<double>(p.dp) * static_cast<double>(p.micro_batch) *
+                        static_cast<double>(p.grad_accum) * static_cast<double>(ctx.model.seq_len);
+  return slots * (flops / ctx.flops_per_second) / tokens * bound_margin;
+}
+
+/// Pruning bound 1 tightened, for the winner search (search.cpp enumerate_winner): a slot is at
+/// least the micro-batch's whole compute (step_time.hpp add_compute_terms: the GEMMs at the
+/// rates the time model uses, the attention kernel's share, the score matrices' traffic and
+/// the elementwise kernels; every other term of micro_batch_seconds is a traffic time ≥ 0),
+/// the smaller of the two SP settings (sequence parallelism splits elementwise bytes). Each of
+/// those terms is linear in the micro-batch's b·s/cp tokens (compute.hpp micro_batch_flops_at,
+/// elementwise.hpp elementwise_bytes, micro_batch_time.hpp add_scores_io), so this computes
+/// them once per group and recompute choice for one sequence; compute_bound_per_sequence
+/// scales it. Its rounding (parts in 10^16) is far inside bound_margin.
+inline double compute_seconds_per_sequence(const Context& ctx, Plan p) {
+  p.micro_batch = 1;
+  const StageShape g = stage_shape(ctx.model, p);
+  double smallest = std::numeric_limits<double>::infinity();
+  for (int sp = 0; sp <= (p.tp > 1 ? 1 : 0); ++sp) {
+    p.sequence_parallel = sp == 1;
+    TrainingTime t;
+    double forward_seconds = 0;
+    double backward_seconds = 0;
+    add_compute_terms(ctx.model, ctx.cluster, p, ctx.flops_per_second, g, t, forward_seconds,
+                      backward_seconds);
+    smallest = std::min(smallest, t.compute_seconds());
+  }
+  return smallest;
+}
+
+/// The bound of a configured plan from compute_seconds_per_sequence: (m + (pp − 1)/v) slots of
+/// b sequences' compute over dp·b·m sequences of s tokens (b cancels).
+inline double compute_bound_per_sequence(const Context& ctx, const Plan& p,
+                                         double seconds_per_sequence) {
+  const double accum = static_cast<double>(p.grad_accum);
+  const double slots = accum + bubble_slots(p);
+  return slots * seconds_per_sequence /
+         (static_cast<double>(p.dp) * accum * static_cast<double>(ctx.model.seq_len)) *
+         bound_margin;
+}
+
+/// Pruning bound 2, for every placement at once: the time model on an "ideal network" — one
+/// node holding every GPU, whose single tier has the larger bandwidth and the smaller latency
+/// of the two. Each collective's cost is a sum of latency·(count ≥ 0) and bytes/bandwidth·
+/// (count ≥ 0), the cheapest over a set of algorithms that only grows inside a node (one-shot),
+/// so it can only fall; a data-parallel collective's multi-rail form, whose cost depends on how
+/// many ranks the placement puts in a node, is never below the flat one on that tier
+/// (collectives.hpp group_collective); exposure
+/// max(min(bucket, comm), comm − window), plus the hidden part's processor_usage share (the
+/// smallest of the tiers'), and the step's sums are
+/// non-decreasing in those costs; correctly rounded arithmetic is monotone. So the ideal
+/// step is at most the step of any real placement.
+inline Cluster ideal_network(const Cluster& c) {
+  Cluster ideal = c;
+  ideal.nodes = 1;
+  ideal.gpus_per_node = world_size(c);
+  Tier best = c.node_tier();
+  for (const Tier& t : c.tiers) {
+    best.bandwidth_bytes_per_second =
+        std::max(best.bandwidth_bytes_per_second, t.bandwidth_bytes_per_second);
+    best.latency_seconds = std::min(best.latency_seconds, t.latency_seconds);
+    best.peer_memory = best.peer_memory || t.peer_memory;
+    best.processor_usage = std::min(best.processor_usage, t.processor_usage);
+  }
+  ideal.tiers.assign(2, best);
+  return ideal;
+}
+
+}  // namespace planner::search_detail

@@ -1,0 +1,167 @@
+#pragma once
+// The order in which pass 2 of the pruned search meets its candidates: increasing lower bound
+// (bounds.hpp), so that it stops at the first one the kept plans rule out (docs/search.md).
+// Internal to src/search.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace planner::search_detail {
+
+/// The configurations of one group, recompute choice and micro-batch, waiting for their time
+/// (pruned search only): the FLOPs, and so the compute bound, do not depend on the ZeRO stage
+/// or sequence parallelism, so the variants share one entry.
+struct Candidate {
+  /// A lower bound on the seconds per token (bounds.hpp: compute_bound in the accounted
+  /// search, compute_bound_per_sequence in the winner search).
+  double bound = 0;
+  /// Group, recompute choice, micro-batch and (lowest byte) the variants: a tie-break, so the
+  /// order (and the `timed` count) is fixed; the variants never decide it, since the first
+  /// three fields are unique. One word, so the heap moves 16-byte entries.
+  std::uint64_t order = 0;
+  [[nodiscard]] std::uint32_t group() const noexcept {
+    return static_cast<std::uint32_t>(order >> 32);
+  }
+  [[nodiscard]] std::size_t choice() const noexcept { return (order >> 24) & 0xff; }
+  [[nodiscard]] std::size_t mb() const noexcept { return (order >> 8) & 0xffff; }
+  /// Accounted search: bit 2·zero + sp set for each variant that fits.
+  [[nodiscard]] std::uint8_t variants() const noexcept {
+    return static_cast<std::uint8_t>(order & 0xff);
+  }
+  /// The heap's order: the candidate that comes out later is "less".
+  friend bool later(const Candidate& a, const Candidate& b) noexcept {
+    return a.bound != b.bound ? a.bound > b.bound : a.order > b.order;
+  }
+};
+
+inline std::uint64_t candidate_order(std::uint32_t group, std::size_t choice, std::size_t mb,
+                                     std::uint8_t variants = 0) {
+  return (static_cast<std::uint64_t>(group) << 32) | (static_cast<std::uint64_t>(choice) << 24) |
+         (static_cast<std::uint64_t>(mb) << 8) | variants;
+}
+
+/// Brings the next `batch` entries of `v` after its first `ordered` (already in order) into
+/// increasing (bound, order), and returns how many are now in order: nth_element picks them and
+/// a sort orders them. First, the entries not yet ordered whose bound `beyond` already refuses
+/// are dropped: the search's limit only narrows (Collector::beyond), so it would stop before
+/// reaching any of them. `T` has `bound` and `order`, a strict total order (`order` unique).
+template <typename T, typename Beyond>
+std::size_t order_batch(std::vector<T>& v, std::size_t ordered, std::size_t batch,
+                        const Beyond& beyond) {
+  const auto rest = v.begin() + static_cast<std::ptrdiff_t>(ordered);
+  v.erase(std::remove_if(rest, v.end(), [&](const T& e) { return beyond(e.bound); }), v.end());
+  batch = std::min(batch, v.size() - ordered);
+  const auto first = v.begin() + static_cast<std::ptrdiff_t>(ordered);
+  const auto last = first + static_cast<std::ptrdiff_t>(batch);
+  const auto earlier = [](const T& a, const T& b) {
+    return a.bound != b.bound ? a.bound < b.bound : a.order < b.order;
+  };
+  if (last != v.end()) std::nth_element(first, last, v.end(), earlier);
+  std::sort(first, last, earlier);
+  return ordered + batch;
+}
+
+/// The candidates in increasing (bound, order), a batch at a time: nth_element picks the
+/// next batch and a sort orders it, each batch twice the last, so a search that ends early
+/// orders little more than it visits and one that visits most of them pays about one sort,
+/// cheaper than as many heap pops (a pop sifts down through scattered memory: a fifth of a
+/// threshold scan's time when this was a heap). The order is the heap's: (bound, order) is
+/// a strict total order, `order` being unique per candidate. Before each batch the
+/// candidates not yet ordered whose bound `beyond` already refuses are dropped: the search's
+/// limit only narrows (Collector::beyond), so it would stop before reaching any of them.
+class BestFirst {
+ public:
+  explicit BestFirst(std::vector<Candidate>& candidates) : c_(candidates) {}
+
+  /// The next candidate, or nullptr after the last.
+  template <typename Beyond>
+  const Candidate* next(const Beyond& beyond) {
+    if (next_ == ordered_) {
+      ordered_ = order_batch(c_, ordered_, batch_, beyond);
+      batch_ *= 2;
+      if (next_ == ordered_) return nullptr;
+    }
+    return &c_[next_++];
+  }
+
+ private:
+  std::vector<Candidate>& c_;
+  std::size_t next_ = 0;     ///< the next to give
+  std::size_t ordered_ = 0;  ///< [0, ordered_) is in its final order
+  std::size_t batch_ = 256;
+};
+
+/// One (group, recompute choice) of the winner search whose micro-batches are not listed
+/// yet: a bound at most any of theirs, and the order of its first micro-batch (no candidate
+/// of the row orders before it).
+struct PendingRow {
+  double bound = 0;
+  std::uint64_t order = 0;
+  friend bool before(const PendingRow& a, const PendingRow& b) noexcept {
+    return a.bound != b.bound ? a.bound < b.bound : a.order < b.order;
+  }
+};
+
+/// The winner search's candidates in BestFirst's order, a row's listed only when pass 2
+/// reaches its bound (issue 33): `expand(row, into)` checks the row's memory and appends its
+/// candidates. A row is expanded before any candidate ordered after its (bound, order) is
+/// given, and every candidate of a row orders at or after the row, so the candidates come in
+/// the order of listing them all first; a row whose bound `beyond` refuses is never expanded,
+/// nor any after it (the limit only narrows, Collector::beyond), since pass 2 would stop
+/// before its candidates. Most rows of a large space are never expanded: their memory ledgers
+/// and settings are never computed.
+template <typename Expand>
+class LazyRows {
+ public:
+  LazyRows(std::vector<PendingRow>& rows, std::vector<Candidate>& heap, Expand expand)
+      : rows_(rows), heap_(heap), expand_(std::move(expand)) {
+    heap_.clear();
+  }
+
+  template <typename Beyond>
+  const Candidate* next(const Beyond& beyond) {
+    for (;;) {
+      if (next_row_ == ordered_rows_ && ordered_rows_ < rows_.size()) {
+        ordered_rows_ = order_batch(rows_, ordered_rows_, batch_, beyond);
+        batch_ *= 2;
+      }
+      if (next_row_ == ordered_rows_) break;
+      const PendingRow& row = rows_[next_row_];
+      if (!heap_.empty()) {
+        const Candidate& top = heap_.front();
+        const bool row_first =
+            row.bound != top.bound ? row.bound < top.bound : row.order < top.order;
+        if (!row_first) break;
+      }
+      if (beyond(row.bound)) {  // so is every row after it, and every candidate of theirs
+        next_row_ = ordered_rows_ = rows_.size();
+        break;
+      }
+      ++next_row_;
+      const std::size_t listed = heap_.size();
+      expand_(row, heap_);
+      for (std::size_t i = listed; i < heap_.size(); ++i) {
+        std::push_heap(heap_.begin(), heap_.begin() + static_cast<std::ptrdiff_t>(i + 1),
+                       comes_later);
+      }
+    }
+    if (heap_.empty()) return nullptr;
+    std::pop_heap(heap_.begin(), heap_.end(), comes_later);
+    current_ = heap_.back();
+    heap_.pop_back();
+    return &current_;
+  }
+
+ private:
+  static bool comes_later(const Candidate& a, const Candidate& b) noexcept { return later(a, b); }
+  std::vector<PendingRow>& rows_;
+  std::vector<Candidate>& heap_;
+  Expand expand_;
+  std::size_t next_row_ = 0;      ///< the next row to expand
+  std::size_t ordered_rows_ = 0;  ///< [0, ordered_rows_) is in its final order
+  std::size_t batch_ = 1024;
+  Candidate current_;
+};
+}  // namespace planner::search_detail
