@@ -123,7 +123,14 @@ Alternative alternative(const Context& ctx, const SearchResult& result, Alternat
   SearchOptions options;
   options.keep = 1;
   options.filter = filter;
-  const SearchResult r = search(ctx, options);
+  // The winner-only search first (its ranked list is the accounted one's,
+  // tests/search/test_pruning.cpp); the rejections are counted only when nothing fits.
+  options.accounting = false;
+  SearchResult r = search(ctx, options);
+  if (!r.found()) {
+    options.accounting = true;
+    r = search(ctx, options);
+  }
   const Evaluation& best = result.ranked.front();
   if (r.found()) {
     alt.best = r.ranked.front();
