@@ -3,6 +3,7 @@
 // compute alone, before any memory or network is looked at, and on an ideal network, for
 // every placement at once. Internal to src/search.
 #include <algorithm>
+#include <array>
 #include <limits>
 
 #include "planner/model/schedule.hpp"
@@ -30,29 +31,55 @@ inline double compute_bound(const Context& ctx, const Plan& p) {
   return slots * (flops / ctx.flops_per_second) / tokens * bound_margin;
 }
 
-/// Pruning bound 1 tightened, for the winner search (search.cpp enumerate_winner): a slot is at
-/// least the micro-batch's whole compute (step_time.hpp add_compute_terms: the GEMMs at the
-/// rates the time model uses, the attention kernel's share, the score matrices' traffic and
-/// the elementwise kernels; every other term of micro_batch_seconds is a traffic time ≥ 0),
-/// the smaller of the two SP settings (sequence parallelism splits elementwise bytes). Each of
-/// those terms is linear in the micro-batch's b·s/cp tokens (compute.hpp micro_batch_flops_at,
-/// elementwise.hpp elementwise_bytes, micro_batch_time.hpp add_scores_io), so this computes
-/// them once per group and recompute choice for one sequence; compute_bound_per_sequence
-/// scales it. Its rounding (parts in 10^16) is far inside bound_margin.
-inline double compute_seconds_per_sequence(const Context& ctx, Plan p) {
-  p.micro_batch = 1;
-  const StageShape g = stage_shape(ctx.model, p);
-  double smallest = std::numeric_limits<double>::infinity();
-  for (int sp = 0; sp <= (p.tp > 1 ? 1 : 0); ++sp) {
-    p.sequence_parallel = sp == 1;
-    TrainingTime t;
-    double forward_seconds = 0;
-    double backward_seconds = 0;
-    add_compute_terms(ctx.model, ctx.cluster, p, ctx.flops_per_second, g, t, forward_seconds,
-                      backward_seconds);
-    smallest = std::min(smallest, t.compute_seconds());
+/// A micro-batch's compute terms for one sequence (step_time.hpp add_compute_terms at b = 1):
+/// every one is linear in the micro-batch's b·s/cp tokens (compute.hpp micro_batch_flops_at,
+/// elementwise.hpp elementwise_bytes, micro_batch_time.hpp add_scores_io), so `at` gives any
+/// b's by scaling. Its rounding (parts in 10^16) is far inside bound_margin, and the winner
+/// search uses it for bounds alone (the plans it keeps are timed by training_time).
+struct ComputeTerms {
+  double dense = 0, attention = 0, recompute = 0, scores_io = 0, elementwise = 0;
+  double forward = 0, backward = 0;
+
+  [[nodiscard]] double seconds() const noexcept {
+    return dense + attention + recompute + scores_io + elementwise;
   }
-  return smallest;
+  /// Sets `t`'s compute terms and the passes' compute for a micro-batch of `b` sequences.
+  void at(double b, TrainingTime& t, double& forward_seconds,
+          double& backward_seconds) const noexcept {
+    t.dense_seconds = dense * b;
+    t.attention_seconds = attention * b;
+    t.recompute_seconds = recompute * b;
+    t.scores_io_seconds = scores_io * b;
+    t.elementwise_seconds = elementwise * b;
+    forward_seconds = forward * b;
+    backward_seconds = backward * b;
+  }
+};
+
+/// `p`'s compute terms for one sequence, with its SP setting.
+inline ComputeTerms compute_terms_per_sequence(const Context& ctx, Plan p) {
+  p.micro_batch = 1;
+  TrainingTime t;
+  ComputeTerms out;
+  add_compute_terms(ctx.model, ctx.cluster, p, ctx.flops_per_second, stage_shape(ctx.model, p),
+                    t, out.forward, out.backward);
+  out.dense = t.dense_seconds;
+  out.attention = t.attention_seconds;
+  out.recompute = t.recompute_seconds;
+  out.scores_io = t.scores_io_seconds;
+  out.elementwise = t.elementwise_seconds;
+  return out;
+}
+
+/// Pruning bound 1 tightened, for the winner search (search.cpp expand_row): a slot is at
+/// least the micro-batch's whole compute (the GEMMs at the rates the time model uses, the
+/// attention kernel's share, the score matrices' traffic and the elementwise kernels; every
+/// other term of micro_batch_seconds is a traffic time ≥ 0), the smaller of the two SP
+/// settings' (sequence parallelism splits elementwise bytes): one sequence's, which
+/// compute_bound_per_sequence scales.
+inline double compute_seconds_per_sequence(const std::array<ComputeTerms, 2>& terms,
+                                           const Plan& p) {
+  return p.tp > 1 ? std::min(terms[0].seconds(), terms[1].seconds()) : terms[0].seconds();
 }
 
 /// The bound of a configured plan from compute_seconds_per_sequence: (m + (pp − 1)/v) slots of

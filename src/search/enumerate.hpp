@@ -97,6 +97,10 @@ struct Scratch {
   std::vector<Group> groups;
   std::vector<Candidate> candidates;
   std::vector<PendingRow> pending;  ///< winner search: the rows not listed yet
+  /// Winner search: each expanded row's compute terms per SP setting (bounds.hpp), and where
+  /// a (group, recompute choice)'s are in it (unit_of[group · choices + choice]).
+  std::vector<std::array<ComputeTerms, 2>> units;
+  std::vector<std::uint32_t> unit_of;
   /// dp → offset of its micro-batches (the divisors of its per-replica share) in mb_pool:
   /// every group with the same dp has the same list, computed once (trial division up to the
   /// square root of the share was most of the search on a highly divisible world, issue 14).
@@ -288,10 +292,13 @@ inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scr
 /// parallel traffic is beyond (the same for every ZeRO stage), a variant when its own ideal-
 /// network bound is; the rest are timed on every placement. `fits(cand, p)` says whether the
 /// variant `p` (with its zero and sp set) is in the space and fits, and may fill `ledger`.
-/// `order` (BestFirst, or the winner search's LazyRows) gives the candidates in that order.
-template <typename Order, typename Fits>
+/// `order` (BestFirst, or the winner search's LazyRows) gives the candidates in that order;
+/// `compute_of(cand, q, shape, t, forward, backward)` fills the compute terms of `q` (the
+/// candidate's plan with an SP setting; step_time.hpp add_compute_terms or their scaling).
+template <typename Order, typename Fits, typename ComputeOf>
 inline void time_candidates(const Context& ctx, const SearchOptions& options, Scratch& s,
-                     Collector& out, SearchResult& result, Order& order, Fits&& fits) {
+                            Collector& out, SearchResult& result, Order& order, Fits&& fits,
+                            ComputeOf&& compute_of) {
   const Model& m = ctx.model;
   const Cluster& c = ctx.cluster;
   const Cluster ideal = ideal_network(c);
@@ -331,8 +338,7 @@ inline void time_candidates(const Context& ctx, const SearchOptions& options, Sc
         Plan q = p;
         q.sequence_parallel = sp == 1;
         part[k].emplace();
-        add_compute_terms(m, ideal, q, ctx.flops_per_second, shape, *part[k],
-                          forward_seconds[k], backward_seconds[k]);
+        compute_of(cand, q, shape, *part[k], forward_seconds[k], backward_seconds[k]);
       }
       return *part[k];
     };

@@ -99,6 +99,11 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
   });
   if (!options.prune) return;
   BestFirst order(s.candidates);
+  const auto compute_of = [&](const Candidate&, const Plan& q, const StageShape& shape,
+                              TrainingTime& t, double& forward, double& backward) {
+    add_compute_terms(ctx.model, ctx.cluster, q, ctx.flops_per_second, shape, t, forward,
+                      backward);
+  };
   time_candidates(ctx, options, s, out, result, order,
                   [&](const Candidate& cand, const Plan& p, MemoryLedger& ledger) {
                     if ((cand.variants() >> (2 * p.zero + (p.sequence_parallel ? 1 : 0)) & 1) == 0) {
@@ -106,7 +111,8 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
                     }
                     ledger = memory_ledger(ctx, p);
                     return true;
-                  });
+                  },
+                  compute_of);
 }
 
 /// How many of the group's micro-batches (in increasing order) fit for at least one of the
@@ -215,8 +221,16 @@ void expand_row(const Context& ctx, const SearchFilter& filter, Scratch& s,
       fitting_micro_batches(ctx, filter, g, choice, s.mb_pool, &s.row_pool[g.rows]);
   budget.spend(static_cast<std::int64_t>(g.micro_batch_count));
   if (fitting == 0) return;
-  const double per_sequence =
-      compute_seconds_per_sequence(ctx, configured(g, choice, 0, s.mb_pool));
+  Plan unit = configured(g, choice, 0, s.mb_pool);
+  std::array<ComputeTerms, 2> terms{};
+  for (int sp = 0; sp <= (unit.tp > 1 ? 1 : 0); ++sp) {
+    unit.sequence_parallel = sp == 1;
+    terms[static_cast<std::size_t>(sp)] = compute_terms_per_sequence(ctx, unit);
+  }
+  s.unit_of[group_index * recompute_choices.size() + choice] =
+      static_cast<std::uint32_t>(s.units.size());
+  s.units.push_back(terms);
+  const double per_sequence = compute_seconds_per_sequence(terms, unit);
   for (std::size_t i = 0; i < fitting; ++i) {
     if (!schedule_allows(g, i, s.mb_pool)) continue;
     into.push_back(
@@ -229,32 +243,42 @@ void expand_row(const Context& ctx, const SearchFilter& filter, Scratch& s,
 void search_training_winner(const Context& ctx, const SearchOptions& options, Collector& out,
                             SearchResult& result, Scratch& s) {
   const auto fits = [&](const Candidate& cand, const Plan& p, MemoryLedger& ledger) {
-                    const Group& g = s.groups[cand.group()];
-                    Row& row = s.row_pool[g.rows + row_index(p.zero, cand.choice(),
-                                                             p.sequence_parallel ? 1 : 0)];
-                    if (row.settings == 0) return false;  // filled by the enumeration
-                    const std::size_t i = cand.mb();
-                    while (row.fitting <= i && !row.ended) {
-                      Plan q = p;
-                      q.micro_batch = s.mb_pool[g.micro_batches + row.fitting];
-                      q.grad_accum = g.per_replica / q.micro_batch;
-                      budget.spend(1);
-                      if (memory_ledger(ctx, q).fits()) {
-                        ++row.fitting;
-                      } else {
-                        row.ended = true;
-                      }
-                    }
-                    if (row.fitting <= i) return false;
-                    ledger = memory_ledger(ctx, p);
-                    return true;
+    const Group& g = s.groups[cand.group()];
+    Row& row = s.row_pool[g.rows + row_index(p.zero, cand.choice(), p.sequence_parallel ? 1 : 0)];
+    if (row.settings == 0) return false;  // filled by the enumeration
+    const std::size_t i = cand.mb();
+    bool have = false;  // `ledger` holds micro-batch i's, the plan `p` itself
+    while (row.fitting <= i && !row.ended) {
+      Plan q = p;
+      q.micro_batch = s.mb_pool[g.micro_batches + row.fitting];
+      q.grad_accum = g.per_replica / q.micro_batch;
+      budget.spend(1);
+      ledger = memory_ledger(ctx, q);
+      if (ledger.fits()) {
+        have = row.fitting == i;
+        ++row.fitting;
+      } else {
+        row.ended = true;
+      }
+    }
+    if (row.fitting <= i) return false;
+    if (!have) ledger = memory_ledger(ctx, p);
+    return true;
   };
   enumerate_rows(ctx, options.filter, s);
+  s.units.clear();
+  s.unit_of.assign(s.groups.size() * recompute_choices.size(), 0);
   const auto expand = [&](const PendingRow& row, std::vector<Candidate>& into) {
     expand_row(ctx, options.filter, s, row, into);
   };
   LazyRows<decltype(expand)> order(s.pending, s.candidates, expand);
-  time_candidates(ctx, options, s, out, result, order, fits);
+  const auto compute_of = [&](const Candidate& cand, const Plan& q, const StageShape&,
+                              TrainingTime& t, double& forward, double& backward) {
+    const std::size_t unit = s.unit_of[cand.group() * recompute_choices.size() + cand.choice()];
+    s.units[unit][q.sequence_parallel ? 1 : 0].at(static_cast<double>(q.micro_batch), t, forward,
+                                                   backward);
+  };
+  time_candidates(ctx, options, s, out, result, order, fits, compute_of);
 }
 
 /// One serving configuration: its ledger, and its time on every distinct placement.
