@@ -21,6 +21,7 @@ struct ParamCounts {
   double layer = 0;
   double active_layer = 0;
   double routed_experts = 0;
+  std::int64_t moe_layers = 0;  ///< moe_layer_count, two integer divisions per call
 };
 
 /// The normalization each block applies twice (before attention, before the MLP). It moves
@@ -143,6 +144,7 @@ struct Model {
 /// MoE search's time (perf on deepseek-v3-h800, docs/performance.md).
 [[nodiscard]] inline std::int64_t moe_layer_count(const Model& m) noexcept {
   if (!is_moe(m) || m.moe.layer_freq < 1) return 0;
+  if (m.counts.ready) return m.counts.moe_layers;
   const std::int64_t k = m.moe.layer_freq;
   const std::int64_t b = blocks(m);
   const std::int64_t a = std::min(std::max<std::int64_t>(m.moe.first_dense_layers, 0), b);
@@ -238,6 +240,7 @@ struct Model {
   k.layer = layer_params(m);
   k.active_layer = active_layer_params(m);
   k.routed_experts = routed_expert_params(m);
+  k.moe_layers = moe_layer_count(m);
   k.ready = true;
   m.counts = k;
   return m;
