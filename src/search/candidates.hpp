@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -106,12 +107,14 @@ struct PendingRow {
 
 /// The winner search's candidates in BestFirst's order, a row's listed only when pass 2
 /// reaches its bound (issue 33): `expand(row, into)` checks the row's memory and appends its
-/// candidates. A row is expanded before any candidate ordered after its (bound, order) is
-/// given, and every candidate of a row orders at or after the row, so the candidates come in
-/// the order of listing them all first; a row whose bound `beyond` refuses is never expanded,
-/// nor any after it (the limit only narrows, Collector::beyond), since pass 2 would stop
-/// before its candidates. Most rows of a large space are never expanded: their memory ledgers
-/// and settings are never computed.
+/// candidates. Rows are expanded a batch at a time, each batch the rows of smallest (bound,
+/// order) not yet expanded (nth_element, unsorted inside: sorting them cost more than their
+/// expansion on a 405B model's space), and a candidate is given only while it orders before
+/// the batch's last row: every row not yet expanded orders after that, and every candidate of
+/// a row at or after its row, so the candidates come in the order of listing them all first.
+/// Before each batch the rows whose bound `beyond` already refuses are dropped (the limit
+/// only narrows, Collector::beyond: pass 2 would stop before their candidates). Most rows of
+/// a large space are never expanded: their memory ledgers and settings are never computed.
 template <typename Expand>
 class LazyRows {
  public:
@@ -122,30 +125,8 @@ class LazyRows {
 
   template <typename Beyond>
   const Candidate* next(const Beyond& beyond) {
-    for (;;) {
-      if (next_row_ == ordered_rows_ && ordered_rows_ < rows_.size()) {
-        ordered_rows_ = order_batch(rows_, ordered_rows_, batch_, beyond);
-        batch_ *= 2;
-      }
-      if (next_row_ == ordered_rows_) break;
-      const PendingRow& row = rows_[next_row_];
-      if (!heap_.empty()) {
-        const Candidate& top = heap_.front();
-        const bool row_first =
-            row.bound != top.bound ? row.bound < top.bound : row.order < top.order;
-        if (!row_first) break;
-      }
-      if (beyond(row.bound)) {  // so is every row after it, and every candidate of theirs
-        next_row_ = ordered_rows_ = rows_.size();
-        break;
-      }
-      ++next_row_;
-      const std::size_t listed = heap_.size();
-      expand_(row, heap_);
-      for (std::size_t i = listed; i < heap_.size(); ++i) {
-        std::push_heap(heap_.begin(), heap_.begin() + static_cast<std::ptrdiff_t>(i + 1),
-                       comes_later);
-      }
+    while (expanded_ < rows_.size() && (heap_.empty() || !before_cut(heap_.front()))) {
+      expand_batch(beyond);
     }
     if (heap_.empty()) return nullptr;
     std::pop_heap(heap_.begin(), heap_.end(), comes_later);
@@ -156,12 +137,49 @@ class LazyRows {
 
  private:
   static bool comes_later(const Candidate& a, const Candidate& b) noexcept { return later(a, b); }
+  /// Whether `c` orders before the last row expanded (every row not yet expanded is after it).
+  [[nodiscard]] bool before_cut(const Candidate& c) const noexcept {
+    return c.bound != cut_.bound ? c.bound < cut_.bound : c.order < cut_.order;
+  }
+
+  template <typename Beyond>
+  void expand_batch(const Beyond& beyond) {
+    const auto rest = rows_.begin() + static_cast<std::ptrdiff_t>(expanded_);
+    rows_.erase(std::remove_if(rest, rows_.end(),
+                               [&](const PendingRow& row) { return beyond(row.bound); }),
+                rows_.end());
+    if (expanded_ == rows_.size()) return;
+    const std::size_t count = std::min(batch_, rows_.size() - expanded_);
+    batch_ *= 2;
+    const auto first = rows_.begin() + static_cast<std::ptrdiff_t>(expanded_);
+    const auto last = first + static_cast<std::ptrdiff_t>(count) - 1;  // the batch's last row
+    if (expanded_ + count < rows_.size()) {
+      std::nth_element(first, last, rows_.end(),
+                       [](const PendingRow& a, const PendingRow& b) { return before(a, b); });
+    }
+    cut_ = *last;
+    for (std::size_t r = expanded_; r < expanded_ + count; ++r) {
+      const std::size_t listed = heap_.size();
+      expand_(rows_[r], heap_);
+      for (std::size_t i = listed; i < heap_.size(); ++i) {
+        std::push_heap(heap_.begin(), heap_.begin() + static_cast<std::ptrdiff_t>(i + 1),
+                       comes_later);
+      }
+    }
+    expanded_ += count;
+    if (expanded_ == rows_.size()) {  // none left: every candidate may go
+      cut_.bound = std::numeric_limits<double>::infinity();
+      cut_.order = std::numeric_limits<std::uint64_t>::max();
+    }
+  }
+
   std::vector<PendingRow>& rows_;
   std::vector<Candidate>& heap_;
   Expand expand_;
-  std::size_t next_row_ = 0;      ///< the next row to expand
-  std::size_t ordered_rows_ = 0;  ///< [0, ordered_rows_) is in its final order
-  std::size_t batch_ = 1024;
+  std::size_t expanded_ = 0;  ///< rows [0, expanded_) are expanded
+  std::size_t batch_ = 64;
+  PendingRow cut_;            ///< the last row expanded, in (bound, order)
   Candidate current_;
 };
+
 }  // namespace planner::search_detail
