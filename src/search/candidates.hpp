@@ -11,6 +11,13 @@
 
 namespace planner::search_detail {
 
+/// Pass 2's order: increasing bound, then increasing tie-break (`order`, unique per candidate
+/// or row, so the order is strict and total). Candidates, rows and the rows' cut all compare so.
+inline bool precedes(double a_bound, std::uint64_t a_order, double b_bound,
+                     std::uint64_t b_order) noexcept {
+  return a_bound != b_bound ? a_bound < b_bound : a_order < b_order;
+}
+
 /// The configurations of one group, recompute choice and micro-batch, waiting for their time
 /// (pruned search only): the FLOPs, and so the compute bound, do not depend on the ZeRO stage
 /// or sequence parallelism, so the variants share one entry.
@@ -33,7 +40,7 @@ struct Candidate {
   }
   /// The heap's order: the candidate that comes out later is "less".
   friend bool later(const Candidate& a, const Candidate& b) noexcept {
-    return a.bound != b.bound ? a.bound > b.bound : a.order > b.order;
+    return precedes(b.bound, b.order, a.bound, a.order);
   }
 };
 
@@ -41,27 +48,6 @@ inline std::uint64_t candidate_order(std::uint32_t group, std::size_t choice, st
                                      std::uint8_t variants = 0) {
   return (static_cast<std::uint64_t>(group) << 32) | (static_cast<std::uint64_t>(choice) << 24) |
          (static_cast<std::uint64_t>(mb) << 8) | variants;
-}
-
-/// Brings the next `batch` entries of `v` after its first `ordered` (already in order) into
-/// increasing (bound, order), and returns how many are now in order: nth_element picks them and
-/// a sort orders them. First, the entries not yet ordered whose bound `beyond` already refuses
-/// are dropped: the search's limit only narrows (Collector::beyond), so it would stop before
-/// reaching any of them. `T` has `bound` and `order`, a strict total order (`order` unique).
-template <typename T, typename Beyond>
-std::size_t order_batch(std::vector<T>& v, std::size_t ordered, std::size_t batch,
-                        const Beyond& beyond) {
-  const auto rest = v.begin() + static_cast<std::ptrdiff_t>(ordered);
-  v.erase(std::remove_if(rest, v.end(), [&](const T& e) { return beyond(e.bound); }), v.end());
-  batch = std::min(batch, v.size() - ordered);
-  const auto first = v.begin() + static_cast<std::ptrdiff_t>(ordered);
-  const auto last = first + static_cast<std::ptrdiff_t>(batch);
-  const auto earlier = [](const T& a, const T& b) {
-    return a.bound != b.bound ? a.bound < b.bound : a.order < b.order;
-  };
-  if (last != v.end()) std::nth_element(first, last, v.end(), earlier);
-  std::sort(first, last, earlier);
-  return ordered + batch;
 }
 
 /// The candidates in increasing (bound, order), a batch at a time: nth_element picks the
@@ -80,8 +66,20 @@ class BestFirst {
   template <typename Beyond>
   const Candidate* next(const Beyond& beyond) {
     if (next_ == ordered_) {
-      ordered_ = order_batch(c_, ordered_, batch_, beyond);
+      const auto rest = c_.begin() + static_cast<std::ptrdiff_t>(ordered_);
+      c_.erase(std::remove_if(rest, c_.end(),
+                              [&](const Candidate& cand) { return beyond(cand.bound); }),
+               c_.end());
+      const std::size_t batch = std::min(batch_, c_.size() - ordered_);
       batch_ *= 2;
+      const auto first = c_.begin() + static_cast<std::ptrdiff_t>(ordered_);
+      const auto last = first + static_cast<std::ptrdiff_t>(batch);
+      const auto earlier = [](const Candidate& a, const Candidate& b) {
+        return precedes(a.bound, a.order, b.bound, b.order);
+      };
+      if (last != c_.end()) std::nth_element(first, last, c_.end(), earlier);
+      std::sort(first, last, earlier);
+      ordered_ += batch;
       if (next_ == ordered_) return nullptr;
     }
     return &c_[next_++];
@@ -101,7 +99,7 @@ struct PendingRow {
   double bound = 0;
   std::uint64_t order = 0;
   friend bool before(const PendingRow& a, const PendingRow& b) noexcept {
-    return a.bound != b.bound ? a.bound < b.bound : a.order < b.order;
+    return precedes(a.bound, a.order, b.bound, b.order);
   }
 };
 
@@ -139,7 +137,7 @@ class LazyRows {
   static bool comes_later(const Candidate& a, const Candidate& b) noexcept { return later(a, b); }
   /// Whether `c` orders before the last row expanded (every row not yet expanded is after it).
   [[nodiscard]] bool before_cut(const Candidate& c) const noexcept {
-    return c.bound != cut_.bound ? c.bound < cut_.bound : c.order < cut_.order;
+    return precedes(c.bound, c.order, cut_.bound, cut_.order);
   }
 
   template <typename Beyond>
