@@ -259,6 +259,20 @@ std::string_view planner_key_for_hf(std::string_view hf_key) {
   return {};
 }
 
+/// Qwen2's attention has biases on Q, K and V only (modeling_qwen2.py: q_proj, k_proj and
+/// v_proj bias=True, o_proj bias=False); the others follow attention_bias and mlp_bias
+/// (LlamaConfig, both false by default), either one read as biases on every linear layer,
+/// the nearest that Megatron-LM can build (add_bias_linear).
+static std::string linear_bias_of(const json& c) {
+  const std::string arch = architecture_of(c);
+  if (arch == "Qwen2ForCausalLM" || arch == "Qwen2MoeForCausalLM") return "qkv";
+  const auto flag = [&](const char* key) {
+    const auto v = c.find(key);
+    return v != c.end() && v->is_boolean() && v->get<bool>();
+  };
+  return flag("attention_bias") || flag("mlp_bias") ? "all" : "none";
+}
+
 json model_from_hf(const json& c, const std::string& origin) {
   if (!c.is_object()) throw InputError(origin, "", "expected a config.json object");
   check_architecture(c, origin);
@@ -301,6 +315,13 @@ json model_from_hf(const json& c, const std::string& origin) {
   // GemmaConfig True.
   m["tied_embeddings"] = tie != c.end() && tie->is_boolean() ? tie->get<bool>() : gemma;
   m["seq_len"] = need_integer(c, "max_position_embeddings", origin);
+  // Every architecture above is pre-norm with RMSNorm and rotary positions (the model's
+  // defaults) and has no residual dropout; attention dropout is attention_dropout (0.0 in
+  // LlamaConfig and the others), so at 0 no mask is kept.
+  const auto attention_dropout = c.find("attention_dropout");
+  m["dropout"] = attention_dropout != c.end() && attention_dropout->is_number() &&
+                 attention_dropout->get<double>() > 0;
+  m["linear_bias"] = linear_bias_of(c);
   return m;
 }
 

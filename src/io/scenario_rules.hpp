@@ -120,6 +120,9 @@ inline constexpr std::array norm_choices{Choice<Norm>{"rmsnorm", Norm::rms},
 inline constexpr std::array position_choices{
     Choice<Position>{"rotary", Position::rotary}, Choice<Position>{"learned", Position::learned},
     Choice<Position>{"alibi", Position::alibi}, Choice<Position>{"none", Position::none}};
+inline constexpr std::array linear_bias_choices{Choice<LinearBias>{"none", LinearBias::none},
+                                                Choice<LinearBias>{"qkv", LinearBias::qkv},
+                                                Choice<LinearBias>{"all", LinearBias::all}};
 /// The attention kernels (inputs/attention_kernel.hpp) as choices.
 inline constexpr std::array<Choice<AttentionKernel>, attention_kernel_count>
     attention_kernel_choices = [] {

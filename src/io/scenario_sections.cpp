@@ -78,8 +78,8 @@ static Precision read_precision(const json& v, const std::string& origin) {
 Model read_model(const json& v, const std::string& origin) {
   const Object o(v, "/model", origin,
                  {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "vocab",
-                  "tied_embeddings", "dropout", "norm", "position_embedding", "seq_len", "params",
-                  "precision", "head_dim", "moe", "mla", "mtp_layers"});
+                  "tied_embeddings", "dropout", "norm", "position_embedding", "linear_bias",
+                  "seq_len", "params", "precision", "head_dim", "moe", "mla", "mtp_layers"});
   Model m;
   m.layers = o.integer("layers", layer_count);
   m.hidden = o.integer("hidden", width);
@@ -92,6 +92,7 @@ Model read_model(const json& v, const std::string& origin) {
   m.dropout = o.flag("dropout", true);
   m.norm = o.maybe_choice("norm", norm_choices).value_or(Norm::rms);
   m.position = o.maybe_choice("position_embedding", position_choices).value_or(Position::rotary);
+  m.linear_bias = o.maybe_choice("linear_bias", linear_bias_choices).value_or(LinearBias::none);
   m.seq_len = o.integer("seq_len", token_count);
   m.params = o.maybe_number("params", param_count).value_or(0);
   if (const json* precision = o.find("precision")) {

@@ -14,13 +14,27 @@
 /// --recompute-granularity, --recompute-method, --recompute-num-layers, --attention-backend),
 /// _add_network_size_args (--num-layers, --hidden-size, --ffn-hidden-size,
 /// --num-attention-heads, --group-query-attention, --num-query-groups, --swiglu,
-/// --untie-embeddings-and-output-weights, --seq-length, --max-position-embeddings),
+/// --untie-embeddings-and-output-weights, --seq-length, --max-position-embeddings,
+/// --normalization, --position-embedding-type, --disable-bias-linear, --add-qkv-bias,
+/// --hidden-dropout, --attention-dropout),
 /// _add_distributed_args (--overlap-grad-reduce, --overlap-param-gather), _add_moe_args
 /// (--moe-token-dispatcher-type, choices allgather, alltoall, flex; default allgather),
 /// _add_mixed_precision_args (--fp8-format, choices e4m3 and hybrid; --fp8-recipe, choices
 /// tensorwise, delayed, mxfp8 and blockwise). tests/report/test_export.cpp holds the list.
 
 namespace planner {
+
+/// arguments.py --position-embedding-type (choices learned_absolute, rope, mrope, relative,
+/// none); "" for ALiBi, which Megatron-LM's GPT model does not offer (the header says so).
+static std::string_view megatron_position(Position p) {
+  switch (p) {
+    case Position::rotary: return "rope";
+    case Position::learned: return "learned_absolute";
+    case Position::none: return "none";
+    case Position::alibi: return "";
+  }
+  return "";
+}
 
 std::string megatron_arguments(const Context& ctx, const Plan& p) {
   const Model& m = ctx.model;
@@ -105,6 +119,18 @@ std::string megatron_arguments(const Context& ctx, const Plan& p) {
   }
   if (m.gated_mlp) add("--swiglu");
   if (!m.tied_embeddings) add("--untie-embeddings-and-output-weights");
+  // The architecture as timed, since arguments.py's defaults are GPT-2's (LayerNorm, learned
+  // absolute positions, biases on every linear layer, hidden and attention dropout 0.1).
+  add(m.norm == Norm::rms ? "--normalization RMSNorm" : "--normalization LayerNorm");
+  if (const auto position = megatron_position(m.position); !position.empty()) {
+    add(fmt::format("--position-embedding-type {}", position));
+  }
+  if (m.linear_bias != LinearBias::all) add("--disable-bias-linear");
+  if (m.linear_bias == LinearBias::qkv) add("--add-qkv-bias");
+  if (!m.dropout) {
+    add("--hidden-dropout 0");
+    add("--attention-dropout 0");
+  }
   add(fmt::format("--seq-length {}", m.seq_len));
   add(fmt::format("--max-position-embeddings {}", m.seq_len));
   add("--bf16");
@@ -125,6 +151,10 @@ std::string megatron_arguments(const Context& ctx, const Plan& p) {
   if (m.precision.compute == Dtype::fp8 && m.precision.fp8_recipe == Fp8Recipe::rowwise) {
     out += "# timed with row-wise FP8 scaling (torchao), which Megatron-LM has no recipe for: "
            "these arguments run bf16 GEMMs\n";
+  }
+  if (m.position == Position::alibi) {
+    out += "# the model uses ALiBi, which Megatron-LM's GPT model has no option for: these "
+           "arguments build it with learned absolute positions\n";
   }
   for (std::size_t i = 0; i < args.size(); ++i) {
     out += args[i] + (i + 1 < args.size() ? " \\\n" : "\n");

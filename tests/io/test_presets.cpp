@@ -70,6 +70,12 @@ TEST_CASE("An HF config.json for Llama-3.1-8B imports to the preset's model", "[
   CHECK(from_hf.gated_mlp == from_preset.gated_mlp);
   CHECK(from_hf.tied_embeddings == from_preset.tied_embeddings);
   CHECK(from_hf.seq_len == 8192);
+  // Llama's config.json: attention_dropout 0.0, attention_bias and mlp_bias false, and no
+  // residual dropout in LlamaDecoderLayer: no masks kept, no biases, from either route.
+  CHECK_FALSE(from_preset.dropout);
+  CHECK_FALSE(from_hf.dropout);
+  CHECK(from_preset.linear_bias == LinearBias::none);
+  CHECK(from_hf.linear_bias == LinearBias::none);
   // Meta's model card: 8.03 B parameters (embedding and output layer untied).
   CHECK(total_params(from_hf) / 1e9 == Approx(8.03).margin(0.01));
 }
@@ -276,6 +282,8 @@ TEST_CASE("planner import hf maps DeepSeek, Qwen2-MoE and Phi-3 configs (issue 3
   CHECK(planner::total_params(qwen) / 1e9 == Approx(14.3).epsilon(0.01));
   CHECK(planner::active_params(qwen) / 1e9 == Approx(2.7).epsilon(0.02));
   CHECK(qwen_notes.find("sliding window") == std::string::npos);  // use_sliding_window false
+  // Qwen2-MoE's attention (modeling_qwen2_moe.py): biases on q_proj, k_proj, v_proj only.
+  CHECK(qwen.linear_bias == LinearBias::qkv);
   json odd = read_json_file(source_dir + "/tests/data/hf/qwen1.5-moe-a2.7b-config.json");
   odd["shared_expert_intermediate_size"] = 5000;
   CHECK_THROWS_WITH(model_from_hf(odd, "q.json"),

@@ -269,7 +269,7 @@ TEST_CASE("loader: - reads standard input", "[loader][file]") {
   CHECK(message ==
         "<stdin>: /model: expected an object with keys layers, hidden, heads, kv_heads, "
         "ffn_hidden, gated_mlp, vocab, tied_embeddings, dropout, norm, position_embedding, "
-        "seq_len, params, precision, "
+        "linear_bias, seq_len, params, precision, "
         "head_dim, moe, mla, mtp_layers, got 1");
 }
 

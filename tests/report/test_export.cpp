@@ -146,7 +146,9 @@ TEST_CASE("Megatron-LM exports use its argument names and the switches the model
       "--attention-backend", "--num-layers", "--hidden-size", "--ffn-hidden-size",
       "--num-attention-heads", "--group-query-attention", "--num-query-groups", "--swiglu",
       "--untie-embeddings-and-output-weights", "--seq-length", "--max-position-embeddings",
-      "--bf16", "--grad-reduce-in-bf16", "--fp8-format", "--fp8-recipe"};
+      "--bf16", "--grad-reduce-in-bf16", "--fp8-format", "--fp8-recipe", "--normalization",
+      "--position-embedding-type", "--disable-bias-linear", "--add-qkv-bias", "--hidden-dropout",
+      "--attention-dropout"};
   struct Case {
     std::vector<std::string> args;
     std::vector<std::string> expected;  ///< switches this plan's timing assumed
@@ -207,4 +209,48 @@ TEST_CASE("Megatron-LM's attention backend is the kernel the plan was timed with
   REQUIRE(flash2.code == 0);
   CHECK_THAT(flash2.out, Catch::Contains("--attention-backend flash"));
   CHECK_THAT(flash2.out, !Catch::Contains("--attention-backend fused"));
+}
+
+TEST_CASE("Megatron-LM exports build the architecture that was timed", "[export]") {
+  // arguments.py's defaults are GPT-2's: --normalization LayerNorm, --position-embedding-type
+  // learned_absolute, biases on every linear layer (add_bias_linear), hidden and attention
+  // dropout 0.1. Llama 3.1 (its config.json: RMSNorm, RoPE, attention_bias false, attention
+  // dropout 0.0) must switch each off; GPT-3 (Brown et al. 2020 §2.1: GPT-2's architecture)
+  // keeps them.
+  const auto llama = cli_harness::run(
+      {"export", "scenarios/q2-llama-3.1-70b-64-h100.json", "--to", "megatron"});
+  REQUIRE(llama.code == 0);
+  const auto l = parse_arguments(llama.out);
+  CHECK(l.at("--normalization") == "RMSNorm");
+  CHECK(l.at("--position-embedding-type") == "rope");
+  CHECK(l.count("--disable-bias-linear") == 1);
+  CHECK(l.count("--add-qkv-bias") == 0);
+  CHECK(l.at("--hidden-dropout") == "0");
+  CHECK(l.at("--attention-dropout") == "0");
+
+  const auto gpt3 = cli_harness::run(
+      {"export", "scenarios/q6-gpt-3-175b-1024-a100.json", "--to", "megatron"});
+  REQUIRE(gpt3.code == 0);
+  const auto g = parse_arguments(gpt3.out);
+  CHECK(g.at("--normalization") == "LayerNorm");
+  CHECK(g.at("--position-embedding-type") == "learned_absolute");
+  CHECK(g.count("--disable-bias-linear") == 0);
+  CHECK(g.count("--hidden-dropout") == 0);
+
+  // Qwen2's Q, K and V projections carry biases, its others none (modeling_qwen2.py).
+  const auto qwen = cli_harness::run(
+      {"export", "scenarios/q1-llama-3.1-8b-one-node.json", "--to", "megatron", "--set",
+       "/model={\"preset\": \"qwen2.5-7b\", \"seq_len\": 4096}"});
+  REQUIRE(qwen.code == 0);
+  const auto q = parse_arguments(qwen.out);
+  CHECK(q.count("--disable-bias-linear") == 1);
+  CHECK(q.count("--add-qkv-bias") == 1);
+
+  // ALiBi has no Megatron-LM option: said in a header line, not silently dropped.
+  const auto alibi = cli_harness::run({"export", "scenarios/q1-llama-3.1-8b-one-node.json",
+                                       "--to", "megatron", "--set",
+                                       "/model/position_embedding=\"alibi\""});
+  REQUIRE(alibi.code == 0);
+  CHECK(alibi.out.find("ALiBi") != std::string::npos);
+  CHECK(parse_arguments(alibi.out).count("--position-embedding-type") == 0);
 }

@@ -182,12 +182,11 @@ TEST_CASE("validate: a published MoE training run within the validation targets"
                                    "--max-median-error", "5", "--max-error", "15"});
   CHECK(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("deepseek-v3-h800-2048gpu"));
-  // Memory as allocated (the caching allocator's share and the runtime default on a catalog
-  // GPU) judges the published plan about 2 GiB over the H800's 79.6 GiB: the report says so,
-  // "NO" in the fits column, rather than hiding a miss (docs/validation.md §Memory names what
-  // the ledger leaves out for this run: recomputed RMSNorm and MLA up-projections, the EMA in
-  // host memory, the MTP module sharing the embedding and output head).
-  CHECK_THAT(r.out, Catch::Contains("judged not to fit in memory"));
+  // The plan ran on 80 GB H800s, so the ledger must find it fitting. DeepSeek-V3 trains
+  // without dropout (its config.json: attention_dropout 0.0; no residual dropout), so its
+  // layers keep no masks; with masks the ledger read 81.3 GiB of the H800's 79.6 and judged
+  // the published plan not to fit (docs/validation.md §Memory).
+  CHECK_THAT(r.out, !Catch::Contains("judged not to fit in memory"));
 }
 
 TEST_CASE("validate: record errors name the file, the pointer and the fix", "[validate][errors]") {

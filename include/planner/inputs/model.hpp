@@ -36,6 +36,12 @@ enum class Norm { rms, layer };
 /// (model/elementwise.hpp).
 enum class Position { rotary, learned, alibi, none };
 
+/// Which linear layers carry a bias: none (Llama, Mistral, Mixtral, DeepSeek), only the Q, K
+/// and V projections (Qwen2), or all of them (GPT-2 and GPT-3). The planner's counts leave
+/// biases out (h per matrix, under 0.01 % of a layer's h² terms; docs/model.md §1); the field
+/// exists so that an export builds the model that was timed (docs/exports.md).
+enum class LinearBias { none, qkv, all };
+
 struct Model {
   std::int64_t layers = 0;
   std::int64_t hidden = 0;
@@ -52,6 +58,7 @@ struct Model {
   bool dropout = true;
   Norm norm = Norm::rms;
   Position position = Position::rotary;
+  LinearBias linear_bias = LinearBias::none;
   std::int64_t seq_len = 0;
   double params = 0;  ///< total parameters; 0 = derive from the shape
   Precision precision;  ///< the formats the job stores and computes the model in
