@@ -17,9 +17,23 @@ namespace {
 /// remain).
 constexpr std::size_t max_passes = 10000;
 constexpr std::size_t tip_passes = 1000;
-/// A micro-batch slot is drawn at least this wide, so a forward box (a third of it) stays
-/// visible; a longer schedule scrolls sideways.
-constexpr double min_slot_px = 12;
+/// A micro-batch slot is drawn at least this wide per model chunk, so a forward box (a third
+/// of a chunk's share) stays visible at any interleaving depth; a longer schedule scrolls
+/// sideways.
+constexpr double min_chunk_slot_px = 12;
+
+/// The micro-batches drawn: all of them, or, when that is more than max_passes passes
+/// (2·p·v each), the most that fit, a multiple of p (Megatron-LM's interleaved schedule needs
+/// one, and with at least p the warm-up, steady phase and cool-down all show). 0: not even p
+/// fit.
+std::int64_t drawn_micro_batches(const Plan& p) {
+  const std::int64_t stages = std::max<std::int64_t>(p.pp, 1);
+  const std::int64_t per_micro_batch = 2 * stages * std::max<std::int64_t>(p.virtual_stages, 1);
+  const auto cap = static_cast<std::int64_t>(max_passes) / per_micro_batch;
+  if (p.grad_accum <= cap) return p.grad_accum;
+  const std::int64_t m = cap - cap % stages;
+  return m >= stages ? m : 0;
+}
 
 /// The forward pass's share of a micro-batch slot: its FLOPs over all the slot's FLOPs
 /// (model/compute.hpp: forward 2PD plus a third of attention; backward twice that plus the
@@ -32,15 +46,27 @@ double forward_share(const Context& ctx, const Plan& p) {
 }  // namespace
 
 std::string schedule_svg(const Context& ctx, const Evaluation& e, std::string_view id) {
-  const Plan& p = e.plan;
+  // A schedule of more passes than max_passes is drawn with fewer micro-batches: the same
+  // warm-up and cool-down, a shorter steady phase, said above the picture.
+  Plan p = e.plan;
+  p.grad_accum = drawn_micro_batches(e.plan);
+  if (p.grad_accum <= 0) return "";
   const std::vector<TimedPass> passes = timed_schedule(p, forward_share(ctx, p));
   if (passes.empty() || passes.size() > max_passes) return "";
+  const std::string shortened =
+      p.grad_accum < e.plan.grad_accum
+          ? fmt::format("<p class=\"note\">Drawn with {} of its {} micro-batches: the warm-up "
+                        "and cool-down as planned, the steady phase shortened.</p>\n",
+                        p.grad_accum, e.plan.grad_accum)
+          : std::string();
   const double slot = e.training.micro_batch_seconds();
   double slots = 0;
   for (const TimedPass& t : passes) slots = std::max(slots, t.end);
   // The page's width, or wider (scrolled sideways) so that a slot keeps min_slot_px.
   const double left = 70, row_h = 24, top = 10;
-  const double plot_w = std::max(920.0, min_slot_px * slots);
+  const double plot_w = std::max(
+      920.0, min_chunk_slot_px * static_cast<double>(std::max<std::int64_t>(p.virtual_stages, 1)) *
+                 slots);
   const double width = left + plot_w + 10;
   const double stages = static_cast<double>(std::max<std::int64_t>(p.pp, 1));
   const double px_per_slot = slots > 0 ? plot_w / slots : 0;
@@ -80,7 +106,7 @@ std::string schedule_svg(const Context& ctx, const Evaluation& e, std::string_vi
                                 significant_text(slots, 4), seconds_text(slot)),
                     "end", "small");
   body += "</g>\n";
-  return "<div class=\"scroll\">\n" +
+  return shortened + "<div class=\"scroll\">\n" +
          svg::frame(width, axis_y + 24, "pipeline schedule: passes per stage over one step", id, body) +
          "</div>\n";
 }

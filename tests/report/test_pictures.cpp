@@ -155,6 +155,13 @@ TEST_CASE("plan --format html: the pipeline schedule ends after m + (p - 1)/v sl
   CHECK(attribute_values(r.out, R"(rect [^>]*class="pass )", "data-stage").size() == 32 + 124);
 }
 
+/// The pinned plan's schedule picture in a page, or "" when it has none.
+static std::string pinned_schedule(const std::string& html) {
+  const std::size_t at = html.find("<svg id=\"schedule-pinned\"");
+  if (at == std::string::npos) return "";
+  return html.substr(at, html.find("</svg>", at) - at);
+}
+
 TEST_CASE("plan --format html: an interleaved pinned plan's schedule", "[pictures][B]") {
   // B pinned at tp 4 x pp 8 x dp 2, m = 248, v = 2 (80 layers = 8 stages x 2 chunks x 5):
   // 248 + (8 - 1)/2 = 251.5 slots (Narayanan et al. 2021 §2.2.2), 2·8·2·248 = 7936 passes.
@@ -164,13 +171,32 @@ TEST_CASE("plan --format html: an interleaved pinned plan's schedule", "[picture
                       R"("grad_accum":248,"virtual_stages":2})"});
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("interleaved 1F1B, 2 model chunks per stage"));
-  const std::size_t at = r.out.find("<svg id=\"schedule-pinned\"");
-  REQUIRE(at != std::string::npos);
-  const std::string svg = r.out.substr(at, r.out.find("</svg>", at) - at);
+  const std::string svg = pinned_schedule(r.out);
+  REQUIRE_FALSE(svg.empty());
   const auto slots = attribute_values(svg, R"(g class="schedule-end")", "data-slots");
   REQUIRE(slots.size() == 1);
   CHECK(std::stod(slots.front()) == Approx(251.5));
   CHECK(attribute_values(svg, R"(rect [^>]*class="pass )", "data-chunk").size() == 7936);
+}
+
+TEST_CASE("plan --format html: a deep interleaved schedule is drawn shortened rather than dropped",
+          "[pictures][B]") {
+  // B pinned at pp 8, v = 10 (80 layers = 8 stages x 10 chunks x 1), m = 248: 2·8·10·248 =
+  // 39,680 passes, past the 10,000 drawn. At most 10,000 / (2·8·10) = 62 micro-batches fit, 56
+  // as a multiple of p: 56 + (8 - 1)/10 = 56.7 slots (Narayanan et al. 2021 §2.2.2), 8,960
+  // passes, and a note says so. It used to print "Too many passes to draw."
+  const auto r = run({"plan", "scenarios/b.json", "--format", "html", "--no-thresholds", "--set",
+                      R"(/plan={"dp":2,"tp":4,"pp":8,"cp":1,"zero":1,"recompute":"selective",)"
+                      R"("flash_attention":true,"sequence_parallel":true,"micro_batch":1,)"
+                      R"("grad_accum":248,"virtual_stages":10})"});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("Drawn with 56 of its 248 micro-batches"));
+  const std::string svg = pinned_schedule(r.out);
+  REQUIRE_FALSE(svg.empty());
+  const auto slots = attribute_values(svg, R"(g class="schedule-end")", "data-slots");
+  REQUIRE(slots.size() == 1);
+  CHECK(std::stod(slots.front()) == Approx(56.7));
+  CHECK(attribute_values(svg, R"(rect [^>]*class="pass )", "data-chunk").size() == 8960);
 }
 
 TEST_CASE("timed_schedule: 1F1B on 4 stages and 8 micro-batches, by hand", "[pictures][schedule]") {
