@@ -141,7 +141,12 @@ ASSUMPTIONS = (
     "each sending the same prompt for exactly the same number of output tokens "
     "(benchmark/profile_generation.py: one input_ids for all threads, test_round rounds each, "
     "the output length asserted), so the clients' rounds stay together: each round's prompts "
-    "arrive at once and every first token waits for their prefill. ")
+    "arrive together, the lead one alone on the idle engine (src/turbomind/models/llama/"
+    "Request.h at v0.1.0a1: dequeue blocks only while nothing is queued) and the others at its "
+    "next iteration. First token from a decode step (`first_token: \"decode_step\"`, "
+    "docs/model.md §8.1): TurboMind v0.1.0a1's LlamaBatch::ContextDecode prefills the prompt "
+    "but its last token ('subtract input/context len by 1 to skip last input token (will "
+    "process with decoder later)'), which the next Generate step takes with the batch. ")
 
 
 def scenario(name, model, batch, tp, isl, osl):
@@ -157,7 +162,8 @@ def scenario(name, model, batch, tp, isl, osl):
                     "intra_node": {"bandwidth": "300 GB/s", "latency": "3 us"},
                     "inter_node": {"bandwidth": "200 Gb/s", "latency": "10 us"}},
         "workload": {"kind": "serving", "concurrency": batch, "input_tokens": isl,
-                     "output_tokens": osl, "slo_per_token": "1 s", "closed_loop": "lockstep"},
+                     "output_tokens": osl, "slo_per_token": "1 s", "closed_loop": "lockstep",
+                     "first_token": "decode_step"},
         "plan": {"tp": tp},
     }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Refreshes validation/serving/*.json against the current planner: each record's
 recorded_error, within_target and note (the model's components), so that the records say
-what the model predicts and why. Usage: tools/serving_records.py BUILD/planner [--catalog]
+what the model predicts and why, and the table of README.md's Figures. Usage: tools/serving_records.py BUILD/planner [--catalog]
 
 --catalog (one-off, issue 30) replaces a record's typed GPU numbers and decode-bandwidth
 convention by the planner's catalog entry, so the records test the defaults a user gets."""
@@ -53,12 +53,17 @@ def note(record, report, predicted, measured):
     t = report["plan"]["time"]
     err = predicted / measured - 1
     metric = record["measured"]["pointer"].rsplit("/", 1)[1]
-    if metric == "ttft":
+    if metric.startswith("ttft"):
         p = t["prefill"]
         parts = (f"prefill {ms(p['seconds'])} (compute {ms(p['compute'])}, reads "
                  f"{ms(p['memory'])}, layer fixed costs {ms(p['fixed'])}, tp {ms(p['tp'])})")
         if t["queue_wait"]["quantile"] > 0:
             parts += f", queue {ms(t['queue_wait']['quantile'])}"
+        if t.get("round_lead", 0) > 0:
+            parts += (f"; lockstep round of {t['round_prompts']:.0f}: lead prompt "
+                      f"{ms(t['round_lead'])}, the others {ms(t['round_prefill'])} after it")
+        if t.get("first_token_step", 0) > 0:
+            parts += f"; first-token decode step {ms(t['first_token_step'])}"
     else:
         parts = (f"decode step {ms(t['decode_step'])} at batch {t['batch']:.0f} (weights "
                  f"{ms(t['weight_read'])}, KV cache {ms(t['kv_read'])}, layer fixed costs "
@@ -91,6 +96,30 @@ def main():
             json.dump(record, f, indent=2, ensure_ascii=False)
             f.write("\n")
         print(f"{name[:70]:70} {record['recorded_error']:+.3f}")
+    figures(folder)
+
+
+def figures(folder):
+    """Rewrites the table under README.md's '## Figures (this commit)' from the records."""
+    rows = []
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".json"):
+            continue
+        d = json.load(open(os.path.join(folder, name)))
+        metric = d["measured"]["pointer"].rsplit("/", 1)[1]
+        unit = "tokens/s" if metric == "tokens_per_second" else "s"
+        rows.append(f"| `{d['name']}` | {metric} | {d['measured']['value']:.4g} {unit} | "
+                    f"{d['recorded_error'] * 100:+.1f}% | "
+                    f"{'yes' if d['within_target'] else 'no'} |")
+    path = os.path.join(folder, "README.md")
+    text = open(path).read()
+    start = text.index("| record |", text.index("## Figures (this commit)"))
+    lines = text[start:].split("\n")
+    end = 2
+    while end < len(lines) and lines[end].startswith("| `"):
+        end += 1
+    with open(path, "w") as f:
+        f.write(text[:start] + "\n".join(lines[:2] + rows + lines[end:]))
 
 
 if __name__ == "__main__":

@@ -89,6 +89,9 @@ inline constexpr std::array decode_attention_choices{
 inline constexpr std::array closed_loop_choices{
     Choice<ClosedLoop>{"staggered", ClosedLoop::staggered},
     Choice<ClosedLoop>{"lockstep", ClosedLoop::lockstep}};
+inline constexpr std::array first_token_choices{
+    Choice<FirstToken>{"prefill", FirstToken::prefill},
+    Choice<FirstToken>{"decode_step", FirstToken::decode_step}};
 /// workload.elementwise_kernels: fused (Megatron-LM, Transformer Engine) or eager (one PyTorch
 /// kernel per operation); the value is Plan::eager_elementwise.
 inline constexpr std::array elementwise_kernel_choices{Choice<bool>{"fused", false},

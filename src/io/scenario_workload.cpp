@@ -31,7 +31,7 @@ const std::initializer_list<std::string_view> serving_keys{
     "kind", "batch", "concurrency", "context_tokens", "input_tokens", "output_tokens",
     "prefill_chunk_tokens", "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
     "memory_bandwidth_efficiency", "layer_step_time", "bytes_per_param", "kv_sharding",
-    "decode_attention", "closed_loop", "kv_block_tokens"};
+    "decode_attention", "closed_loop", "first_token", "kv_block_tokens"};
 
 /// A serving workload: `batch` (per engine) or `concurrency` (over all replicas), the
 /// context (or input and output lengths), the targets and the optional request rate.
@@ -95,6 +95,7 @@ static void read_serving(const Object& o, Serving& s) {
                                  : "\"lockstep\" needs \"output_tokens\" (how long each round "
                                    "decodes); add it");
   }
+  s.first_token = o.maybe_choice("first_token", first_token_choices).value_or(FirstToken::prefill);
   s.kv_block_tokens = o.maybe_int("kv_block_tokens", block_tokens).value_or(1);
 }
 
@@ -109,7 +110,7 @@ Workload read_workload(const json& v, const std::string& origin) {
        "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
        "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
        "memory_bandwidth_efficiency", "layer_step_time", "bytes_per_param", "kv_sharding",
-       "decode_attention", "closed_loop", "kv_block_tokens"});
+       "decode_attention", "closed_loop", "first_token", "kv_block_tokens"});
   Workload w;
   (void)o.need("kind", "\"training\" or \"serving\"");
   w.kind = *o.maybe_choice("kind", kind_choices);

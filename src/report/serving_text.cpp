@@ -44,7 +44,9 @@ json serving_time_json(const Context& ctx, const ServingTime& t) {
               {"queue_wait", json{{"mean", t.queue.mean_seconds},
                                   {"quantile", t.queue.quantile_seconds}}},
               {"iteration_wait", t.iteration_wait_seconds},
+              {"round_lead", t.round_lead_seconds},
               {"round_prefill", t.round_prefill_seconds},
+              {"first_token_step", t.first_token_step_seconds},
               {"round_prompts", t.round_prompts},
               {"slots", t.slots},
               {"slot_wait", t.slot_wait_seconds},
@@ -110,10 +112,16 @@ std::string serving_time_text(const Context& ctx, const ServingTime& t) {
   out += fmt::format("  per token          {:>12}   SLO {} ({})\n",
                      seconds_text(t.per_token_seconds), seconds_text(w.slo_per_token_seconds),
                      margin_text(t.slo_margin_seconds));
-  out += fmt::format("  prefill            {:>12}   ({} prompt tokens in {} chunk{}, {:.1f} "
-                     "TFLOP per GPU)\n",
-                     seconds_text(t.prefill.seconds), t.prefill.prompt_tokens, t.prefill.chunks,
-                     t.prefill.chunks == 1 ? "" : "s", t.prefill.flops / 1e12);
+  if (t.prefill.prompt_tokens > 0) {
+    out += fmt::format("  prefill            {:>12}   ({} prompt tokens in {} chunk{}, {:.1f} "
+                       "TFLOP per GPU)\n",
+                       seconds_text(t.prefill.seconds), t.prefill.prompt_tokens, t.prefill.chunks,
+                       t.prefill.chunks == 1 ? "" : "s", t.prefill.flops / 1e12);
+  } else {
+    out += fmt::format("  prefill            {:>12}   (the one-token prompt goes straight to the "
+                       "first-token decode step)\n",
+                       "none");
+  }
   if (w.request_rate_per_second > 0) {
     out += fmt::format("  queue for prefill  {:>12}   (p{:.0f}; mean {}, {:.2f} requests/s per "
                        "engine)\n",
@@ -134,10 +142,24 @@ std::string serving_time_text(const Context& ctx, const ServingTime& t) {
                                                : w.batch),
                        t.slots);
   }
-  if (t.round_prefill_seconds > 0) {
-    out += fmt::format("  round prefill      {:>12}   (lockstep: the round's {:.0f} prompts "
+  if (t.round_lead_seconds > 0) {
+    out += fmt::format("  round lead         {:>12}   (lockstep: the round's first prompt, alone "
+                       "on the idle engine)\n",
+                       seconds_text(t.round_lead_seconds));
+  }
+  if (t.round_prefill_seconds > 0 && t.round_lead_seconds > 0) {
+    out += fmt::format("  round prefill      {:>12}   (lockstep: its other {:.0f} prompts, "
+                       "together after it; their first tokens wait for both)\n",
+                       seconds_text(t.round_prefill_seconds), t.round_prompts - 1);
+  } else if (t.round_prefill_seconds > 0) {
+    out += fmt::format("  round prefill      {:>12}   (a static batch: the round's {:.0f} prompts "
                        "prefilled together; every first token waits for it)\n",
                        seconds_text(t.round_prefill_seconds), t.round_prompts);
+  }
+  if (t.first_token_step_seconds > 0) {
+    out += fmt::format("  first-token step   {:>12}   (the engine prefills all but the prompt's "
+                       "last token, which the next decode step takes)\n",
+                       seconds_text(t.first_token_step_seconds));
   }
   if (w.request_rate_per_second <= 0 && t.queue.mean_seconds > 0) {
     out += fmt::format("  queue for prefill  {:>12}   (p{:.0f}; mean {}: the other {:.0f} "

@@ -1,6 +1,6 @@
 // A lockstep closed loop (issue 30, time to first token under load): identical requests from
-// users who start together arrive a round at a time; the round's prompts are prefilled in one
-// forward and every first token waits for it. Figures worked out here by hand.
+// users who start together arrive a round at a time; the idle engine starts on the round's
+// lead prompt and prefills the others together after it. Figures worked out here by hand.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
@@ -52,8 +52,8 @@ TEST_CASE("prompts prefilled together share the weight read and the fixed costs"
   CHECK(sixteen.seconds < 16 * one.seconds);
 }
 
-TEST_CASE("lockstep rounds: the first token waits for the round's prefill, no prompt stalls "
-          "the decodes",
+TEST_CASE("lockstep rounds: the lead prompt alone, the others together after it, no prompt "
+          "stalls the decodes",
           "[serving][queueing]") {
   const Model m = serving_test::llama70b();
   const Cluster c = serving_test::h100_node();
@@ -62,20 +62,89 @@ TEST_CASE("lockstep rounds: the first token waits for the round's prefill, no pr
   const MemoryLedger l = serving_ledger(m, c, w, p);
   const ServingTime staggered = serving_time(m, c, w, p, l, 400e12);
   w.closed_loop = ClosedLoop::lockstep;
+  // A batch of 32 is a static batch, submitted whole: one forward of the 32 prompts, which
+  // yields every first token; 255 steps yield the rest.
+  const ServingTime batch = serving_time(m, c, w, p, l, 400e12);
+  const double whole = prefill_time(m, c, w, p, l.weights_bytes, 400e12, 32).seconds;
+  CHECK(batch.round_lead_seconds == 0);
+  CHECK(batch.round_prefill_seconds == Approx(whole));
+  CHECK(batch.ttft_seconds == Approx(whole));
+  CHECK(batch.ttft_mean_seconds == Approx(whole));
+  CHECK(batch.tokens_per_second == Approx(32.0 * 256 / (whole + 255 * batch.decode.seconds)));
+  // 32 users (a concurrency) are clients that send the round's requests one after another;
+  // the idle engine starts on the first (its lead) at once and prefills the 31 queued
+  // meanwhile together after it.
+  w.concurrency = 32;
   const ServingTime lockstep = serving_time(m, c, w, p, l, 400e12);
-  const double round =
-      prefill_time(m, c, w, p, l.weights_bytes, 400e12, 32).seconds;  // 32 prompts at once
-  // Every first token of the round comes when the round's prefill ends: mean and quantile.
-  CHECK(lockstep.round_prefill_seconds == Approx(round));
-  CHECK(lockstep.ttft_seconds == Approx(round));
-  CHECK(lockstep.ttft_mean_seconds == Approx(round));
+  const double lead = prefill_time(m, c, w, p, l.weights_bytes, 400e12, 1).seconds;
+  const double rest = prefill_time(m, c, w, p, l.weights_bytes, 400e12, 31).seconds;
+  CHECK(lockstep.round_lead_seconds == Approx(lead));
+  CHECK(lockstep.round_prefill_seconds == Approx(rest));
+  CHECK(lockstep.first_token_step_seconds == 0);  // the prefill yields the first token
+  // The median user (the 16th of 32) is not the lead: it waits for both prefills; the mean
+  // counts the lead once and 31 users at lead + rest.
+  CHECK(lockstep.ttft_seconds == Approx(lead + rest));
+  CHECK(lockstep.ttft_mean_seconds == Approx((lead + 31 * (lead + rest)) / 32));
   // The decodes run uninterrupted: time per output token is the step itself.
   CHECK(lockstep.per_token_seconds == Approx(lockstep.decode.seconds));
-  // A round completes 32 requests in R + 256 steps: 32 · 256 tokens per engine, one engine.
-  CHECK(lockstep.tokens_per_second ==
-        Approx(32.0 * 256 / (round + 256 * lockstep.decode.seconds)));
+  // A round completes 32 requests: the two prefills yield the first tokens, 255 steps the
+  // rest: 32 · 256 tokens per engine, one engine.
+  const double step = lockstep.decode.seconds;
+  CHECK(lockstep.tokens_per_second == Approx(32.0 * 256 / (lead + rest + 255 * step)));
   // Staggered users find a prefill or two ahead of them, not the whole round's.
   CHECK(staggered.ttft_mean_seconds < lockstep.ttft_mean_seconds);
+}
+
+TEST_CASE("first token from a decode step: the prefill runs all but the prompt's last token",
+          "[serving][queueing]") {
+  const Model m = serving_test::llama70b();
+  const Cluster c = serving_test::h100_node();
+  Serving w = round_trip(2048, 256);
+  w.closed_loop = ClosedLoop::lockstep;
+  w.first_token = FirstToken::decode_step;
+  w.concurrency = 32;
+  const Plan p = engine(8, 32);
+  const MemoryLedger l = serving_ledger(m, c, w, p);
+  const ServingTime t = serving_time(m, c, w, p, l, 400e12);
+  // TurboMind v0.1: ContextDecode runs 2,047 of the 2,048 prompt tokens; the last goes
+  // through Generate with the batch: the lead's step at batch 1, the others' at batch 32.
+  const PrefillTime one = prefill_time(m, c, w, p, l.weights_bytes, 400e12, 1);
+  CHECK(one.prompt_tokens == 2047);
+  Serving whole = w;
+  whole.input_tokens = 2047;
+  whole.first_token = FirstToken::prefill;
+  CHECK(one.seconds == Approx(prefill_time(m, c, whole, p, l.weights_bytes, 400e12, 1).seconds));
+  const double step_1 = decode_step(m, c, w, p, 1, l.weights_bytes, 400e12).seconds;
+  const double step_32 = decode_step(m, c, w, p, 32, l.weights_bytes, 400e12).seconds;
+  REQUIRE(step_32 == Approx(t.decode.seconds));
+  const double lead = one.seconds + step_1;
+  const double rest = prefill_time(m, c, w, p, l.weights_bytes, 400e12, 31).seconds + step_32;
+  CHECK(t.round_lead_seconds == Approx(lead));
+  CHECK(t.round_prefill_seconds == Approx(rest));
+  CHECK(t.first_token_step_seconds == Approx(step_32));
+  CHECK(t.ttft_mean_seconds == Approx((lead + 31 * (lead + rest)) / 32));
+  // The step that yields the first token is the first of the 256: 255 more follow it.
+  CHECK(t.tokens_per_second == Approx(32.0 * 256 / (lead + rest + 255 * step_32)));
+  // A one-token prompt has nothing to prefill: its first token is one decode step, at
+  // batch 1 for the lead, at batch 32 for the others after it.
+  w.input_tokens = 1;
+  w.context_tokens = 257;
+  const ServingTime single = serving_time(m, c, w, p, serving_ledger(m, c, w, p), 400e12);
+  CHECK(single.prefill.prompt_tokens == 0);
+  CHECK(single.prefill.seconds == 0);
+  const double s1 = decode_step(m, c, w, p, 1, l.weights_bytes, 400e12).seconds;
+  const double s32 = decode_step(m, c, w, p, 32, l.weights_bytes, 400e12).seconds;
+  CHECK(single.ttft_mean_seconds == Approx((s1 + 31 * (s1 + s32)) / 32));
+  CHECK(std::isfinite(max_request_rate(m, c, w, p, serving_ledger(m, c, w, p), 400e12)));
+  // Staggered users: the prompt but its last token, then the running batch's step.
+  w.closed_loop = ClosedLoop::staggered;
+  w.input_tokens = 2048;
+  w.context_tokens = 2304;
+  const ServingTime staggered = serving_time(m, c, w, p, l, 400e12);
+  CHECK(staggered.first_token_step_seconds == Approx(staggered.decode.seconds));
+  CHECK(staggered.ttft_mean_seconds ==
+        Approx(staggered.prefill.seconds + staggered.queue.mean_seconds +
+               staggered.decode.seconds));
 }
 
 TEST_CASE("closed_loop is read from the scenario, contradictions are refused",
@@ -91,8 +160,22 @@ TEST_CASE("closed_loop is read from the scenario, contradictions are refused",
   };
   auto r = run(s);
   REQUIRE(r.code == 0);
-  const double lockstep_ttft =
-      nlohmann::json::parse(r.out).at("plan").at("time").at("ttft_mean").get<double>();
+  const nlohmann::json time = nlohmann::json::parse(r.out).at("plan").at("time");
+  const double lockstep_ttft = time.at("ttft_mean").get<double>();
+  // The record says TurboMind's first token comes from a decode step: JSON shows that step.
+  REQUIRE(s.at("workload").at("first_token") == "decode_step");
+  CHECK(time.at("first_token_step").get<double>() > 0);
+  CHECK(time.at("round_lead").get<double>() > 0);
+  s["workload"]["first_token"] = "prefill";
+  r = run(s);
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out).at("plan").at("time").at("first_token_step") == 0.0);
+  s["workload"]["first_token"] = "decode";
+  r = run(s);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("/workload/first_token: expected one of \"prefill\", "
+                                    "\"decode_step\", got \"decode\""));
+  s["workload"]["first_token"] = "decode_step";
   s["workload"]["closed_loop"] = "staggered";
   r = run(s);
   REQUIRE(r.code == 0);
@@ -155,12 +238,15 @@ TEST_CASE("users whose caches do not all fit wait for a slot, the engine runs wh
   const ServingTime lockstep = serving_time(small, c, w, p, l, 400e12);
   CHECK(lockstep.round_prompts == 100);
   CHECK(lockstep.slot_wait_seconds == 0);
-  CHECK(lockstep.ttft_mean_seconds == lockstep.round_prefill_seconds);
-  CHECK(lockstep.round_prefill_seconds ==
-        Approx(prefill_time(small, c, w, p, l.weights_bytes, 400e12, 100).seconds));
+  const double lead = prefill_time(small, c, w, p, l.weights_bytes, 400e12, 1).seconds;
+  const double rest = prefill_time(small, c, w, p, l.weights_bytes, 400e12, 99).seconds;
+  CHECK(lockstep.round_prefill_seconds == Approx(rest));
+  CHECK(lockstep.ttft_mean_seconds == Approx((lead + 99 * (lead + rest)) / 100));
+  // Later rounds are users queued for a slot, all there when it frees: prefilled together,
+  // their first tokens from that prefill, 16,383 steps after it.
   const double round =
       prefill_time(small, c, w, p, l.weights_bytes, 400e12, fit).seconds +
-      16384 * lockstep.decode.seconds;
+      16383 * lockstep.decode.seconds;
   CHECK(lockstep.tokens_per_second == Approx(fit * 16384 / round));
   // 31,744-token prompts and 1,024 output tokens (the same whole context): a prompt's cache
   // is 31/32 of a sequence's, so the opening round admits floor(free / that) users, more
@@ -174,15 +260,19 @@ TEST_CASE("users whose caches do not all fit wait for a slot, the engine runs wh
   REQUIRE(first < 100);
   const ServingTime split = serving_time(small, c, w, p, l, 400e12);
   CHECK(split.round_prompts == first);
-  const double opening = prefill_time(small, c, w, p, l.weights_bytes, 400e12, first).seconds;
+  const double lead_1 = prefill_time(small, c, w, p, l.weights_bytes, 400e12, 1).seconds;
+  const double others =
+      prefill_time(small, c, w, p, l.weights_bytes, 400e12, first - 1).seconds;
   const double whole = prefill_time(small, c, w, p, l.weights_bytes, 400e12, fit).seconds;
   const double step = split.decode.seconds;
+  const double opening = lead_1 + others + 1023 * step;  // the opening round, to its end
   const double later_rounds = std::ceil((100 - first) / fit);
-  const double later_first_token = opening + 1024 * step +
-                                   0.5 * (later_rounds - 1) * (whole + 1024 * step) + whole;
+  const double later_first_token =
+      opening + 0.5 * (later_rounds - 1) * (whole + 1023 * step) + whole;
   CHECK(split.ttft_mean_seconds ==
-        Approx((first * opening + (100 - first) * later_first_token) / 100));
-  CHECK(split.ttft_mean_seconds > opening);
+        Approx((lead_1 + (first - 1) * (lead_1 + others) + (100 - first) * later_first_token) /
+               100));
+  CHECK(split.ttft_mean_seconds > lead_1 + others);
   // A batch (not a concurrency) is the user's engine batch: kept whole, and then too big.
   w.concurrency = 0;
   w.batch = 100;

@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 #include "planner/inputs/attention_kernel.hpp"
@@ -93,6 +94,14 @@ enum class DecodeAttention { grouped, per_query_head };
 /// arrive at once and finish together (LMDeploy's profile_generation, a static batch).
 enum class ClosedLoop { staggered, lockstep };
 
+/// Which forward yields a request's first token (docs/model.md §8.1): the prefill, whose last
+/// position is sampled (vLLM; TensorRT-LLM's context phase), or the next decode step: the
+/// engine prefills all of the prompt but its last token, which goes through the decode step
+/// with the running batch (TurboMind v0.1, LMDeploy's engine: LlamaBatch::ContextDecode
+/// "subtract input/context len by 1 to skip last input token (will process with decoder
+/// later)", then Generate).
+enum class FirstToken { prefill, decode_step };
+
 struct Serving {
   std::int64_t batch = 1;             ///< concurrent sequences per engine
   std::int64_t concurrency = 0;       ///< concurrent sequences over all replicas; 0 = use batch
@@ -116,6 +125,7 @@ struct Serving {
   KvSharding kv_sharding = KvSharding::replicate;
   DecodeAttention decode_attention = DecodeAttention::grouped;
   ClosedLoop closed_loop = ClosedLoop::staggered;
+  FirstToken first_token = FirstToken::prefill;
   std::int64_t kv_block_tokens = 1;  ///< paged-cache block (vLLM: 16); 1 = token granular
 };
 
@@ -135,6 +145,13 @@ struct Serving {
 /// Prompt tokens of a request: `input_tokens`, else the whole context.
 [[nodiscard]] inline std::int64_t prompt_tokens(const Serving& w) noexcept {
   return w.input_tokens > 0 ? w.input_tokens : w.context_tokens;
+}
+
+/// Prompt tokens the prefill forward runs: all of them, or all but the last when the first
+/// token comes from a decode step (FirstToken::decode_step; none for a one-token prompt).
+[[nodiscard]] inline std::int64_t prefilled_tokens(const Serving& w) noexcept {
+  const std::int64_t prompt = prompt_tokens(w);
+  return w.first_token == FirstToken::decode_step ? std::max<std::int64_t>(prompt - 1, 0) : prompt;
 }
 
 struct Workload {

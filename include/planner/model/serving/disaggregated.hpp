@@ -69,7 +69,12 @@ struct DisaggregatedTime {
   const MemoryLedger pre_ledger = serving_ledger(m, c, w, pre);
   const MemoryLedger dec_ledger = serving_ledger(m, c, w, dec);
   t.fits = pre_ledger.fits() && dec_ledger.fits();
-  t.prefill = prefill_time(m, c, w, pre, pre_ledger.weights_bytes, flops_per_second);
+  // A prefill engine samples the first token itself and hands the cache over (DistServe,
+  // Zhong et al. 2024 §3): no decode step of its own, whatever first_token says.
+  Serving prefill_engine = w;
+  prefill_engine.first_token = FirstToken::prefill;
+  t.prefill =
+      prefill_time(m, c, prefill_engine, pre, pre_ledger.weights_bytes, flops_per_second);
   const double o = static_cast<double>(w.output_tokens);
   double batch = static_cast<double>(dec.micro_batch);
   if (w.request_rate_per_second > 0) {

@@ -55,6 +55,8 @@ struct PrefillChunkFlops {
 }
 
 struct PrefillTime {
+  /// Tokens the prefill forward runs: the prompt, less its last token when the first token
+  /// comes from a decode step (prefilled_tokens); zero then for a one-token prompt.
   std::int64_t prompt_tokens = 0;
   std::int64_t chunks = 0;
   double flops = 0;              ///< per GPU of the largest stage, all chunks
@@ -72,7 +74,8 @@ struct PrefillTime {
 /// its tp all-reduces (Pope et al. 2022 §3: prefill is compute-bound once a chunk holds
 /// enough tokens, decode is memory-bound); chunked prefill splits the prompt into pieces of
 /// `prefill_chunk_tokens` (Agrawal et al. 2024, Sarathi-Serve, arXiv 2403.02310, §4.1),
-/// each re-reading the stage's weights and the prompt's cache so far. Chunks flow through
+/// each re-reading the stage's weights and the prompt's cache so far. Under `first_token:
+/// decode_step` the forward runs the prompt but its last token (workload.hpp FirstToken). Chunks flow through
 /// the stages as a pipeline: the prompt takes the stages' busy time plus (pp − 1) times the
 /// longest chunk and a send per boundary to fill it (Narayanan et al. 2021 §2.2). Under ep
 /// each chunk's tokens cross the stage's MoE layers by all-to-all (expert_serving.hpp).
@@ -83,7 +86,8 @@ struct PrefillTime {
                                               double flops_per_second,
                                               double prompts = 1) noexcept {
   PrefillTime t;
-  t.prompt_tokens = prompt_tokens(w);
+  t.prompt_tokens = prefilled_tokens(w);
+  if (t.prompt_tokens <= 0) return t;  // the whole prompt goes through a decode step
   const std::int64_t chunk = w.prefill_chunk_tokens > 0 ? w.prefill_chunk_tokens : t.prompt_tokens;
   const double bandwidth =
       c.gpu.memory_bandwidth_bytes_per_second * w.memory_bandwidth_efficiency;

@@ -21,9 +21,15 @@ namespace planner {
 struct ServingTime {
   DecodeStep decode;     ///< one iteration at the engine's (steady-state) batch
   PrefillTime prefill;   ///< one prompt alone
-  /// closed_loop lockstep: the opening round's prompts prefilled together, which every first
-  /// token of the round waits for; zero otherwise.
+  /// closed_loop lockstep: the first prompt of the opening round, alone on the idle engine,
+  /// to its first token; zero otherwise.
+  double round_lead_seconds = 0;
+  /// closed_loop lockstep: the opening round's other prompts, prefilled together after the
+  /// lead's, to their first tokens; zero otherwise.
   double round_prefill_seconds = 0;
+  /// first_token decode_step: the decode step that yields a request's first token, at the
+  /// batch it joins (included in the TTFT); zero when the prefill yields it.
+  double first_token_step_seconds = 0;
   /// closed_loop lockstep: the prompts of the opening round (admitted_prompts: more than
   /// `slots` when the prompts' caches fit where the whole contexts' do not); zero otherwise.
   double round_prompts = 0;
@@ -167,42 +173,74 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
     }
     t.prefill_share = t.requests_per_second * engine_prefill;
   } else if (w.output_tokens > 0 && w.closed_loop == ClosedLoop::lockstep) {
-    // Lockstep (§8.4): each round the b prompts arrive at once and are prefilled in one
-    // forward, then decode o steps together, no prompt interrupting them; every first token
-    // comes when the round's prefill ends. A round of b requests takes R + o·step(b).
-    const PrefillTime round =
-        prefill_time(m, c, w, p, ledger.weights_bytes, flops_per_second, full);
-    const double round_seconds = round.seconds + o * t.decode.seconds;
+    // Lockstep (§8.4): each round the users' identical requests come together and decode o
+    // steps together, no prompt interrupting them. Users given as a `concurrency` are clients
+    // that send them one after another (threads of one process), and an idle engine starts on
+    // the first at once (TurboMind v0.1's Request.h dequeue blocks only while nothing is
+    // queued, then takes what is), so a round opens with its lead prompt alone; the others,
+    // queued meanwhile, are prefilled together at the next iteration. A `batch` is a static
+    // batch submitted whole (gptSessionBenchmark, benchmark_latency): one forward, no lead.
+    // Users queued for a slot (the rounds after the opening one) are all waiting when it
+    // frees: their round is prefilled together. A prompt's first token comes with its
+    // prefill, or with the decode step after it (first_token decode_step, at the batch then
+    // running); the o − 1 others follow, one per step.
+    const double step = t.decode.seconds;
+    const auto first_token_step = [&](double running) {
+      return w.first_token == FirstToken::decode_step
+                 ? decode_step(m, c, w, p, running, ledger.weights_bytes, flops_per_second).seconds
+                 : 0.0;
+    };
+    const auto prefill_of = [&](double prompts) {
+      return prompts > 0
+                 ? prefill_time(m, c, w, p, ledger.weights_bytes, flops_per_second, prompts).seconds
+                 : 0.0;
+    };
+    const double leads = w.concurrency > 0 ? 1.0 : 0.0;  // users served alone as a round opens
+    const double lead = leads > 0 ? prefill_of(1) + first_token_step(1) : 0.0;
+    // The round's other n − leads users, prefilled together after the lead.
+    const auto rest_seconds = [&](double n) {
+      return n > leads ? prefill_of(n - leads) + first_token_step(n) : 0.0;
+    };
+    // A round of queued users: all n prefilled together.
+    const double queued_first_token = prefill_of(full) + first_token_step(full);
+    // The engine's round, what the throughput counts: users that fit all come back together
+    // and open each round on an idle engine; past the slots, queued users fill each round.
+    const bool queued = users > full;
+    const double round_seconds =
+        (queued ? queued_first_token : lead + rest_seconds(full)) + (o - 1.0) * step;
+    const double round_prefills =
+        queued ? prefill_of(full) : prefill_of(leads) + prefill_of(full - leads);
     t.requests_per_second = full / round_seconds;
-    t.prefill_share = round.seconds / round_seconds;
-    t.per_token_seconds = t.decode.seconds;
+    t.prefill_share = round_prefills / round_seconds;
+    t.per_token_seconds = step;
     // The opening round admits `first` users (admitted_prompts); the users past it form
     // further rounds of `full`, served one after another after the opening one: k of them,
     // and a user among them waits for the opening round and the ones before its own.
     const double first = admitted_prompts(m, w, p, ledger, users, full);
-    const PrefillTime opening =
-        first == full ? round
-                      : prefill_time(m, c, w, p, ledger.weights_bytes, flops_per_second, first);
-    t.round_prefill_seconds = opening.seconds;
+    const double rest = rest_seconds(first);
+    t.round_lead_seconds = lead;
+    t.round_prefill_seconds = rest;
+    t.first_token_step_seconds = first_token_step(first);
     t.round_prompts = first;
+    const double opening_seconds = lead + rest + (o - 1.0) * step;
     const double later = users - first;
     const double rounds = std::ceil(later / full);
-    const double opening_seconds = opening.seconds + o * t.decode.seconds;
+    const double queued_round = queued_first_token + (o - 1.0) * step;
     // A later user's first token: the opening round, the later rounds before its own, then
     // its own round's prefill.
     const auto later_ttft = [&](double rounds_before) {
-      return opening_seconds + rounds_before * round_seconds + round.seconds;
+      return opening_seconds + rounds_before * queued_round + queued_first_token;
     };
     t.slot_wait_seconds =
-        later > 0 ? later / users * (opening_seconds + 0.5 * (rounds - 1.0) * round_seconds) : 0.0;
-    t.ttft_mean_seconds =
-        later > 0 ? (first * opening.seconds + later * later_ttft(0.5 * (rounds - 1.0))) / users
-                  : opening.seconds;
-    // The user at the percentile, counted in arrival order: in the opening round, or in the
-    // later round it falls in.
+        later > 0 ? later / users * (opening_seconds + 0.5 * (rounds - 1.0) * queued_round) : 0.0;
+    const double opening_total = leads * lead + (first - leads) * (lead + rest);
+    t.ttft_mean_seconds = (opening_total + later * later_ttft(0.5 * (rounds - 1.0))) / users;
+    // The user at the percentile, counted in arrival order: the lead, the rest of the opening
+    // round, or the later round it falls in.
     const double at = w.slo_percentile * users;
-    t.ttft_seconds = at <= first ? opening.seconds
-                                 : later_ttft(std::max(0.0, std::ceil((at - first) / full) - 1.0));
+    t.ttft_seconds = at <= leads   ? lead
+                     : at <= first ? lead + rest
+                                   : later_ttft(std::max(0.0, std::ceil((at - first) / full) - 1.0));
     t.tokens_per_second = static_cast<double>(p.dp) * t.requests_per_second * o;
     if (w.concurrency > 0) {
       t.tokens_per_second *= std::min(1.0, static_cast<double>(w.concurrency) /
@@ -225,11 +263,13 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
   }
   t.per_token_seconds = t.decode.seconds / (1.0 - t.prefill_share);
   t.ttft_unbounded = t.overloaded;
+  // first_token decode_step: the prompt's last token rides the next step of the running batch.
+  if (w.first_token == FirstToken::decode_step) t.first_token_step_seconds = t.decode.seconds;
   if (!t.ttft_unbounded) {
     t.ttft_seconds = t.prefill.seconds + t.queue.quantile_seconds + t.iteration_wait_seconds +
-                     t.slot_wait_seconds;
-    t.ttft_mean_seconds =
-        t.prefill.seconds + t.queue.mean_seconds + iteration_wait_mean + t.slot_wait_seconds;
+                     t.slot_wait_seconds + t.first_token_step_seconds;
+    t.ttft_mean_seconds = t.prefill.seconds + t.queue.mean_seconds + iteration_wait_mean +
+                          t.slot_wait_seconds + t.first_token_step_seconds;
   }
   const double engine_tokens = w.output_tokens > 0 && (open_loop || t.overloaded)
                                    ? t.requests_per_second * o
@@ -258,7 +298,13 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
     w.request_rate_per_second = per_engine * static_cast<double>(p.dp);
     return serving_time(m, c, w, p, ledger, flops_per_second).meets_slo;
   };
-  double lo = 0, hi = 1.0 / prefill;
+  // Without a prefill forward (one-token prompts whose token a decode step takes) the engine's
+  // saturation rate bounds what it completes instead.
+  double hi = prefill > 0 ? 1.0 / prefill
+                          : serving_time(m, c, w, p, ledger, flops_per_second)
+                                .saturation_requests_per_second;
+  if (!(hi > 0) || !std::isfinite(hi)) return 0;
+  double lo = 0;
   if (!meets(hi * 1e-6)) return 0;
   for (int i = 0; i < 60 && hi - lo > 1e-6 * hi; ++i) {
     const double mid = 0.5 * (lo + hi);
