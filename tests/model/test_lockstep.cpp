@@ -2,11 +2,13 @@
 // users who start together arrive a round at a time; the idle engine starts on the round's
 // lead prompt and prefills the others together after it. Figures worked out here by hand.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 #include <unistd.h>
 
 #include "cli_harness.hpp"
@@ -277,4 +279,62 @@ TEST_CASE("users whose caches do not all fit wait for a slot, the engine runs wh
   w.concurrency = 0;
   w.batch = 100;
   CHECK_FALSE(serving_ledger(small, c, w, p).fits());
+}
+
+namespace {
+
+// "7.6 ms", "336.4 us", "1.00 s" in seconds.
+double seconds_of(const std::string& text) {
+  const double value = std::stod(text);
+  if (text.find(" us") != std::string::npos) return value * 1e-6;
+  if (text.find(" ms") != std::string::npos) return value * 1e-3;
+  return value;
+}
+
+// The terms of the text's "per token X = A + B + ..." line, up to its "over"/":".
+std::vector<double> per_token_terms(const std::string& out, double& total, double& share) {
+  const std::size_t at = out.find("- per token ");
+  REQUIRE(at != std::string::npos);
+  const std::string line = out.substr(at, out.find('\n', at) - at);
+  const std::size_t eq = line.find(" = ");
+  total = seconds_of(line.substr(12, eq - 12));
+  const std::size_t over = line.find(", over 1 - ");
+  share = over == std::string::npos ? 0 : std::stod(line.substr(over + 11));
+  const std::string sum = line.substr(eq + 3, std::min(over, line.find(": ")) - eq - 3);
+  std::vector<double> terms;
+  std::size_t from = 0;
+  while (from < sum.size()) {
+    const std::size_t plus = sum.find(" + ", from);
+    const std::string term = sum.substr(from, plus == std::string::npos ? plus : plus - from);
+    // "weights 7.6 ms": the number after the last name word.
+    const std::size_t digit = term.find_first_of("0123456789");
+    terms.push_back(seconds_of(term.substr(digit)));
+    from = plus == std::string::npos ? sum.size() : plus + 3;
+  }
+  return terms;
+}
+
+}  // namespace
+
+TEST_CASE("the time per token's sum in the text adds up, interference only where it applies",
+          "[serving][report]") {
+  // Lockstep: the decodes run uninterrupted, the time per token is the step: the weights,
+  // KV cache, the layers' fixed costs and the collectives, nothing divided.
+  auto r = cli_harness::run({"plan", "fuzz/seeds/lockstep_decode_step.json"});
+  REQUIRE(r.code == 0);
+  double total = 0, share = 0;
+  std::vector<double> terms = per_token_terms(r.out, total, share);
+  CHECK(share == 0);
+  CHECK_THAT(r.out, Catch::Contains("layer fixed costs"));
+  double sum = 0;
+  for (double t : terms) sum += t;
+  CHECK(sum == Approx(total).epsilon(0.01));
+  // Staggered users: the prefills interrupt the decodes, step / (1 - share).
+  r = cli_harness::run({"plan", "scenarios/llama31-70b-serving-h100.json"});
+  REQUIRE(r.code == 0);
+  terms = per_token_terms(r.out, total, share);
+  REQUIRE(share > 0);
+  sum = 0;
+  for (double t : terms) sum += t;
+  CHECK(sum / (1 - share) == Approx(total).epsilon(0.01));
 }
