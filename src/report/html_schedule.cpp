@@ -12,11 +12,12 @@ namespace planner::html {
 
 namespace {
 
-/// More passes than this are not drawn (each is a <rect> of ~230 bytes: 10,000 keep a
-/// schedule under 2.5 MB); past tip_passes the boxes carry no tooltip (their data attributes
-/// remain).
+/// More passes than this are drawn with fewer micro-batches (each is a <rect> of ~230 bytes
+/// and its ~70-byte hover title: 10,000 keep a schedule near 3 MB). A pipeline so deep that
+/// its p micro-batches alone pass it (2·p²·v, e.g. p 32 at v 5) is still drawn with p, up to
+/// min_schedule_passes; past that it is not drawn.
 constexpr std::size_t max_passes = 10000;
-constexpr std::size_t tip_passes = 1000;
+constexpr std::size_t min_schedule_passes = 2 * max_passes;
 /// A micro-batch slot is drawn at least this wide per model chunk, so a forward box (a third
 /// of a chunk's share) stays visible at any interleaving depth; a longer schedule scrolls
 /// sideways.
@@ -24,15 +25,17 @@ constexpr double min_chunk_slot_px = 12;
 
 /// The micro-batches drawn: all of them, or, when that is more than max_passes passes
 /// (2·p·v each), the most that fit, a multiple of p (Megatron-LM's interleaved schedule needs
-/// one, and with at least p the warm-up, steady phase and cool-down all show). 0: not even p
-/// fit.
+/// one, and with at least p the warm-up, steady phase and cool-down all show); p when even
+/// those pass max_passes but not min_schedule_passes. 0: not drawn.
 std::int64_t drawn_micro_batches(const Plan& p) {
   const std::int64_t stages = std::max<std::int64_t>(p.pp, 1);
   const std::int64_t per_micro_batch = 2 * stages * std::max<std::int64_t>(p.virtual_stages, 1);
   const auto cap = static_cast<std::int64_t>(max_passes) / per_micro_batch;
   if (p.grad_accum <= cap) return p.grad_accum;
   const std::int64_t m = cap - cap % stages;
-  return m >= stages ? m : 0;
+  if (m >= stages) return m;
+  const bool fits = stages <= static_cast<std::int64_t>(min_schedule_passes) / per_micro_batch;
+  return fits ? std::min(p.grad_accum, stages) : 0;
 }
 
 /// The forward pass's share of a micro-batch slot: its FLOPs over all the slot's FLOPs
@@ -52,7 +55,7 @@ std::string schedule_svg(const Context& ctx, const Evaluation& e, std::string_vi
   p.grad_accum = drawn_micro_batches(e.plan);
   if (p.grad_accum <= 0) return "";
   const std::vector<TimedPass> passes = timed_schedule(p, forward_share(ctx, p));
-  if (passes.empty() || passes.size() > max_passes) return "";
+  if (passes.empty() || passes.size() > min_schedule_passes) return "";
   const std::string shortened =
       p.grad_accum < e.plan.grad_accum
           ? fmt::format("<p class=\"note\">Drawn with {} of its {} micro-batches: the warm-up "
@@ -93,7 +96,7 @@ std::string schedule_svg(const Context& ctx, const Evaluation& e, std::string_vi
                        {"data-chunk", std::to_string(t.op.chunk)},
                        {"data-start-seconds", svg::number_attr(t.start * slot)},
                        {"data-end-seconds", svg::number_attr(t.end * slot)}},
-                      passes.size() <= tip_passes ? tip : "");
+                      tip);
     if (w >= 16) body += svg::text(x + w / 2, y + 14, std::to_string(mb + 1), "middle", "inside");
   }
   const double axis_y = top + row_h * stages + 4;

@@ -199,6 +199,35 @@ TEST_CASE("plan --format html: a deep interleaved schedule is drawn shortened ra
   CHECK(attribute_values(svg, R"(rect [^>]*class="pass )", "data-chunk").size() == 8960);
 }
 
+TEST_CASE("plan --format html: a pipeline whose p micro-batches alone pass the cap is drawn "
+          "with p, every pass with its hover title",
+          "[pictures][B]") {
+  // B with 128 layers pinned at pp 64, v 2 (one layer per chunk), m 64: its p micro-batches
+  // alone are 2·64·2·64 = 16,384 passes, past the 10,000 of a shortened drawing; drawn whole
+  // (m = p) in 64 + (64 - 1)/2 = 95.5 slots (Narayanan et al. 2021 §2.2.2). It was not drawn.
+  const auto r = run({"plan", "scenarios/b.json", "--format", "html", "--no-thresholds", "--set",
+                      "/model/layers=128", "--set", "/model/params=104000000000", "--set",
+                      "/workload/global_batch_tokens=262144", "--set",
+                      R"(/plan={"dp":1,"tp":1,"pp":64,"cp":1,"zero":1,"recompute":"full",)"
+                      R"("flash_attention":true,"sequence_parallel":false,"micro_batch":1,)"
+                      R"("grad_accum":64,"virtual_stages":2})"});
+  REQUIRE(r.code == 0);
+  const std::string svg = pinned_schedule(r.out);
+  REQUIRE_FALSE(svg.empty());
+  const auto slots = attribute_values(svg, R"(g class="schedule-end")", "data-slots");
+  REQUIRE(slots.size() == 1);
+  CHECK(std::stod(slots.front()) == Approx(95.5));
+  const auto passes = attribute_values(svg, R"(rect [^>]*class="pass )", "data-chunk");
+  CHECK(passes.size() == 16384);
+  // Each pass says what it is on hover (it was only up to 1,000 passes).
+  std::size_t titles = 0;
+  for (std::size_t at = svg.find("<title>stage "); at != std::string::npos;
+       at = svg.find("<title>stage ", at + 1)) {
+    ++titles;
+  }
+  CHECK(titles == 16384);
+}
+
 TEST_CASE("timed_schedule: 1F1B on 4 stages and 8 micro-batches, by hand", "[pictures][schedule]") {
   planner::Plan p;
   p.pp = 4;
