@@ -125,6 +125,23 @@ TEST_CASE("logits: an unfused fp32 cross-entropy holds three logit tensors", "[a
         Approx(sb * 4096 + 4.0 * sb * 4096 + 12.0 * sb * 128256));
 }
 
+TEST_CASE("logits: the unfused loss under tp is loss parallel, four fp32 logit tensors",
+          "[activations]") {
+  // tp 8, the vocabulary sharded: PyTorch's loss_parallel backward
+  // (torch/distributed/tensor/parallel/loss.py _nll_loss_and_log_softmax_backward) holds the
+  // saved log-probabilities, zeros_like(x), (zeros + exp(x)) and its product with the loss
+  // gradient: 4 fp32 tensors of s·b·V/8, 16·s·b·V/8 bytes; everything else split by 8 too.
+  Model m = llama_8b_attention_shape();
+  Plan p;
+  p.micro_batch = 2;
+  p.tp = 8;
+  const double sb = 2.0 * 8192;
+  CHECK(logits_activation_bytes(m, p, false) ==
+        Approx((sb * 4096 + 4.0 * sb * 4096 + 16.0 * sb * 128256) / 8));
+  // The fused loss keeps its one fp32 tensor of the shard.
+  CHECK(logits_activation_bytes(m, p) == Approx((sb * 4096 + 4.0 * sb * (4096 + 128256)) / 8));
+}
+
 TEST_CASE("a causal flash kernel computes the blocks on and below the diagonal", "[compute]") {
   // s = 8192 in 128-token blocks is 64 block rows; a causal kernel runs 64·65/2 = 2080 of the
   // 64² = 4096 blocks (FlashAttention-2, Dao 2023, §3.1.1 skips the blocks above the

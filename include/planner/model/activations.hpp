@@ -207,6 +207,12 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
 /// train.py loss_fn at 9dec370, with `del pred` before the backward) the backward's first
 /// step holds the log-softmax output it saved, the loss gradient and the input gradient it
 /// makes, three fp32 tensors of the logits: 12·s·b·V where the fused loss keeps 4·s·b·V.
+/// Under tp the unfused loss runs on the vocabulary-sharded logits as PyTorch's loss parallel
+/// (torchtitan enables it whenever tp is: train.py, disable_loss_parallel false by default),
+/// whose backward (torch/distributed/tensor/parallel/loss.py
+/// `_nll_loss_and_log_softmax_backward`: `grad_input = zeros_like(x)`, then
+/// `(grad_input + exp(x)) * grad_output`) holds four: the saved log-probabilities, the zeros,
+/// their sum with exp(x) and the product, 16·s·b·V/t.
 [[nodiscard]] inline double logits_activation_bytes(const Model& m, const Plan& p,
                                                     bool fused_loss = true) noexcept {
   const double sb = static_cast<double>(m.seq_len) / static_cast<double>(p.cp) *
@@ -216,7 +222,7 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
   double bytes = sb * h * activation_micro_batches(p) / tp;
   // Each MTP module computes its own logits with the shared head (docs/moe.md §8).
   const double heads = 1.0 + static_cast<double>(m.mtp_layers);
-  const double logit_bytes = fused_loss ? 4.0 : 12.0;
+  const double logit_bytes = fused_loss ? 4.0 : (p.tp > 1 ? 16.0 : 12.0);
   if (p.pp == 1) {
     bytes += heads * (4.0 * sb * h + logit_bytes * sb * static_cast<double>(m.vocab)) / tp;
   }
