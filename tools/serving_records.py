@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Refreshes validation/serving/*.json against the current planner: each record's
 recorded_error, within_target and note (the model's components), so that the records say
-what the model predicts and why, and the table of README.md's Figures. Usage: tools/serving_records.py BUILD/planner [--catalog]
+what the model predicts and why, and the table of README.md's Figures.
+Usage: tools/serving_records.py BUILD/planner [--catalog]
 
 --catalog (one-off, issue 30) replaces a record's typed GPU numbers and decode-bandwidth
 convention by the planner's catalog entry, so the records test the defaults a user gets."""

@@ -230,7 +230,9 @@ std::string token_summary(const Context& ctx, const Evaluation& e) {
                        t.batch, seconds_text(t.compute_seconds),
                        seconds_text(t.weight_read_seconds + t.kv_read_seconds));
   }
-  if (t.fixed_seconds > 0) step += fmt::format(" + layer fixed costs {}", seconds_text(t.fixed_seconds));
+  if (t.fixed_seconds > 0) {
+    step += fmt::format(" + layer fixed costs {}", seconds_text(t.fixed_seconds));
+  }
   // Prefills stretch the time per token only where they interrupt the decodes (a lockstep
   // round prefills before its decodes: the time per token is the step itself).
   std::string interference;

@@ -238,9 +238,10 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
     // The user at the percentile, counted in arrival order: the lead, the rest of the opening
     // round, or the later round it falls in.
     const double at = w.slo_percentile * users;
+    const double later_rounds_before = std::max(0.0, std::ceil((at - first) / full) - 1.0);
     t.ttft_seconds = at <= leads   ? lead
                      : at <= first ? lead + rest
-                                   : later_ttft(std::max(0.0, std::ceil((at - first) / full) - 1.0));
+                                   : later_ttft(later_rounds_before);
     t.tokens_per_second = static_cast<double>(p.dp) * t.requests_per_second * o;
     if (w.concurrency > 0) {
       t.tokens_per_second *= std::min(1.0, static_cast<double>(w.concurrency) /
