@@ -130,14 +130,16 @@ TEST_CASE("logits: the unfused loss under tp is loss parallel, four fp32 logit t
   // tp 8, the vocabulary sharded: PyTorch's loss_parallel backward
   // (torch/distributed/tensor/parallel/loss.py _nll_loss_and_log_softmax_backward) holds the
   // saved log-probabilities, zeros_like(x), (zeros + exp(x)) and its product with the loss
-  // gradient: 4 fp32 tensors of s·b·V/8, 16·s·b·V/8 bytes; everything else split by 8 too.
+  // gradient: 4 fp32 tensors of s·b·V/8, 16·s·b·V/8 bytes. The output layer's bf16 input is
+  // saved whole (ColwiseParallel(input_layouts=Shard(1)) gathers it to Replicate before the
+  // matmul): 2·s·b·h; the embedding's mask and the final norm's input stay split by 8.
   Model m = llama_8b_attention_shape();
   Plan p;
   p.micro_batch = 2;
   p.tp = 8;
   const double sb = 2.0 * 8192;
   CHECK(logits_activation_bytes(m, p, false) ==
-        Approx((sb * 4096 + 4.0 * sb * 4096 + 16.0 * sb * 128256) / 8));
+        Approx((sb * 4096 + 2.0 * sb * 4096 + 16.0 * sb * 128256) / 8 + 2.0 * sb * 4096));
   // The fused loss keeps its one fp32 tensor of the shard.
   CHECK(logits_activation_bytes(m, p) == Approx((sb * 4096 + 4.0 * sb * (4096 + 128256)) / 8));
 }

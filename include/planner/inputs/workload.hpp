@@ -34,7 +34,8 @@ struct Training {
   /// The loss is a fused cross-entropy on the logits (Megatron-LM's vocab-parallel
   /// cross-entropy: the fp32 logits, Korthikanti et al. 2022 §4.3). false: PyTorch's
   /// cross_entropy on an fp32 copy of the logits (torchtitan train.py loss_fn), whose
-  /// backward holds three fp32 tensors of the logits' size at once (activations.hpp
+  /// backward holds three fp32 tensors of the logits' size at once, under tp PyTorch's loss
+  /// parallel with four and the output layer's input saved whole (activations.hpp
   /// logits_activation_bytes).
   bool fused_cross_entropy = true;
   /// The tiled attention kernel (inputs/attention_kernel.hpp): its rate against the GEMMs.

@@ -212,7 +212,14 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
 /// whose backward (torch/distributed/tensor/parallel/loss.py
 /// `_nll_loss_and_log_softmax_backward`: `grad_input = zeros_like(x)`, then
 /// `(grad_input + exp(x)) * grad_output`) holds four: the saved log-probabilities, the zeros,
-/// their sum with exp(x) and the product, 16·s·b·V/t.
+/// their sum with exp(x) and the product, 16·s·b·V/t. That framework's tensor parallelism
+/// also keeps the output layer's input whole: torchtitan's plan (parallelisms/
+/// parallelize_llama.py at 9dec370) puts the output layer under `ColwiseParallel(input_layouts=
+/// Shard(1))`, whose input hook redistributes the sequence-parallel shard to `Replicate()`
+/// (torch/distributed/tensor/parallel/style.py, desired_input_layouts) before the matmul, and
+/// autograd saves that gathered input for the weight gradient: 2·s·b·h, where Megatron-LM
+/// saves its shard and gathers it again in the backward (tensor_parallel/layers.py,
+/// LinearWithGradAccumulationAndAsyncCommunication), 2·s·b·h/t.
 [[nodiscard]] inline double logits_activation_bytes(const Model& m, const Plan& p,
                                                     bool fused_loss = true) noexcept {
   const double sb = static_cast<double>(m.seq_len) / static_cast<double>(p.cp) *
@@ -224,7 +231,11 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
   const double heads = 1.0 + static_cast<double>(m.mtp_layers);
   const double logit_bytes = fused_loss ? 4.0 : (p.tp > 1 ? 16.0 : 12.0);
   if (p.pp == 1) {
-    bytes += heads * (4.0 * sb * h + logit_bytes * sb * static_cast<double>(m.vocab)) / tp;
+    // The final norm's input (2·s·b·h) and the output layer's (2·s·b·h, whole under PyTorch's
+    // tensor parallelism: above), each split by tp where the framework keeps a shard.
+    const double output_input = !fused_loss && p.tp > 1 ? 2.0 * sb * h * tp : 2.0 * sb * h;
+    bytes += heads *
+             (2.0 * sb * h + output_input + logit_bytes * sb * static_cast<double>(m.vocab)) / tp;
   }
   return bytes;
 }
