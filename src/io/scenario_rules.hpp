@@ -96,6 +96,10 @@ inline constexpr std::array first_token_choices{
 /// kernel per operation); the value is Plan::eager_elementwise.
 inline constexpr std::array elementwise_kernel_choices{Choice<bool>{"fused", false},
                                                        Choice<bool>{"eager", true}};
+/// workload.tp_saved_inputs: what a column-parallel GEMM under sequence parallelism keeps,
+/// its shard (Megatron-LM) or the gathered input (PyTorch DTensor); Plan::tp_saves_gathered_inputs.
+inline constexpr std::array tp_saved_input_choices{Choice<bool>{"shard", false},
+                                                   Choice<bool>{"gathered", true}};
 inline constexpr std::array kind_choices{Choice<WorkloadKind>{"training", WorkloadKind::training},
                                   Choice<WorkloadKind>{"serving", WorkloadKind::serving}};
 /// The placed axes of the axis table (inputs/plan.hpp) as choices; they come first.

@@ -106,7 +106,7 @@ Workload read_workload(const json& v, const std::string& origin) {
        "tp_comm_overlap", "pp_comm_overlap", "tables_in_pipeline_split",
        "fused_cross_entropy", "zero3_live_parameters", "zero3_collectives_per_layer",
        "zero3_blocking_gathers", "fsdp_root_unit", "unsharded_gradient_accumulation",
-       "elementwise_kernels", "attention_kernel", "concurrency",
+       "elementwise_kernels", "tp_saved_inputs", "attention_kernel", "concurrency",
        "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
        "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
        "memory_bandwidth_efficiency", "layer_step_time", "bytes_per_param", "kv_sharding",
@@ -120,7 +120,7 @@ Workload read_workload(const json& v, const std::string& origin) {
                    "tables_in_pipeline_split", "fused_cross_entropy", "zero3_live_parameters",
                    "zero3_collectives_per_layer", "zero3_blocking_gathers", "fsdp_root_unit",
                    "unsharded_gradient_accumulation", "elementwise_kernels",
-                   "attention_kernel"},
+                   "tp_saved_inputs", "attention_kernel"},
                   "a training workload");
     Training& t = w.training;
     t.global_batch_tokens = o.number("global_batch_tokens", batch_tokens);
@@ -142,6 +142,8 @@ Workload read_workload(const json& v, const std::string& origin) {
     t.unsharded_gradient_accumulation = o.flag("unsharded_gradient_accumulation", false);
     t.eager_elementwise = o.maybe_choice("elementwise_kernels", elementwise_kernel_choices)
                               .value_or(false);
+    t.tp_saves_gathered_inputs =
+        o.maybe_choice("tp_saved_inputs", tp_saved_input_choices).value_or(false);
     t.attention_kernel = o.maybe_choice("attention_kernel", attention_kernel_choices)
                              .value_or(AttentionKernel::cudnn);
     return w;
@@ -210,6 +212,7 @@ Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
     p.zero3_blocking_gathers = w.training.zero3_blocking_gathers;
     p.unsharded_gradient_accumulation = w.training.unsharded_gradient_accumulation;
     p.eager_elementwise = w.training.eager_elementwise;
+    p.tp_saves_gathered_inputs = w.training.tp_saves_gathered_inputs;
   }
   return p;
 }

@@ -267,6 +267,34 @@ TEST_CASE("memory with flags times the plan as the search does: the workload's s
         Approx(best.at("time").at("step").get<double>()).epsilon(1e-12));
 }
 
+TEST_CASE("tp_saved_inputs gathered keeps the QKV, MLP and output-layer inputs whole",
+          "[cli][activations]") {
+  // Llama 3.1 70B (80 layers, h 8192) at 8192 tokens, tp 8 with SP, selective recompute, one
+  // sequence a micro-batch: PyTorch's DTensor tensor parallelism keeps the gathered QKV and
+  // MLP inputs (2·s·b·h bf16 bytes each) where Megatron-LM keeps their eighth, 4·s·b·h·7/8 a
+  // layer more, and the output layer's gathered input, 2·s·b·h·7/8 more (docs/model.md §2).
+  const std::vector<std::string> base{"memory", "scenarios/q2-llama-3.1-70b-64-h100.json",
+                                      "--tp", "8", "--pp", "1", "--cp", "1", "--sp", "on",
+                                      "--zero", "3", "--recompute", "selective", "--flash", "on",
+                                      "--micro-batch", "1", "--format", "json"};
+  auto gathered = base;
+  gathered.insert(gathered.end(), {"--set", "/workload/tp_saved_inputs=\"gathered\""});
+  const auto shard_run = cli_harness::run(base);
+  const auto gathered_run = cli_harness::run(gathered);
+  REQUIRE(shard_run.code == 0);
+  REQUIRE(gathered_run.code == 0);
+  const auto a = nlohmann::json::parse(shard_run.out).at("plan");
+  const auto b = nlohmann::json::parse(gathered_run.out).at("plan");
+  const double sbh = 8192.0 * 8192.0;
+  CHECK(b.at("memory").at("activations").get<double>() -
+            a.at("memory").at("activations").get<double>() ==
+        Approx(80 * 4 * sbh * 7 / 8));
+  CHECK(b.at("memory").at("logits").get<double>() - a.at("memory").at("logits").get<double>() ==
+        Approx(2 * sbh * 7 / 8));
+  CHECK(b.at("tp_saved_inputs") == "gathered");
+  CHECK_FALSE(a.contains("tp_saved_inputs"));
+}
+
 TEST_CASE("The interleaved bubble reads (p-1)/(v*m) with its own figures", "[cli][pp]") {
   // Issue 31: a plan with v virtual stages printed "bubble (p-1)/m = 1/8 = 1.6 %", where
   // 1.6 % is (p-1)/(v*m) = 1/(8*8) (Narayanan et al. 2021 §2.2.2).

@@ -208,7 +208,11 @@ TEST_CASE("loader: unknown keys, with and without a suggestion", "[loader][error
         "global_batch_tokens, micro_batch, step_time_per_micro_batch, bytes_per_param, "
         "tp_comm_overlap, pp_comm_overlap, tables_in_pipeline_split, fused_cross_entropy, "
         "zero3_live_parameters, zero3_collectives_per_layer, zero3_blocking_gathers, "
-        "fsdp_root_unit, unsharded_gradient_accumulation, elementwise_kernels, attention_kernel");
+        "fsdp_root_unit, unsharded_gradient_accumulation, elementwise_kernels, tp_saved_inputs, "
+        "attention_kernel");
+  // What a column-parallel GEMM keeps under SP: one of two words.
+  CHECK(error_with({"/workload/tp_saved_inputs=\"all\""}).find("/workload/tp_saved_inputs") !=
+        std::string::npos);
   // The kernels' choice: one of two words.
   CHECK(error_with({"/workload/elementwise_kernels=\"compiled\""}).find(
             "/workload/elementwise_kernels") != std::string::npos);

@@ -130,18 +130,56 @@ TEST_CASE("logits: the unfused loss under tp is loss parallel, four fp32 logit t
   // tp 8, the vocabulary sharded: PyTorch's loss_parallel backward
   // (torch/distributed/tensor/parallel/loss.py _nll_loss_and_log_softmax_backward) holds the
   // saved log-probabilities, zeros_like(x), (zeros + exp(x)) and its product with the loss
-  // gradient: 4 fp32 tensors of s·b·V/8, 16·s·b·V/8 bytes. The output layer's bf16 input is
-  // saved whole (ColwiseParallel(input_layouts=Shard(1)) gathers it to Replicate before the
-  // matmul): 2·s·b·h; the embedding's mask and the final norm's input stay split by 8.
+  // gradient: 4 fp32 tensors of s·b·V/8, 16·s·b·V/8 bytes; everything else split by 8 too.
   Model m = llama_8b_attention_shape();
   Plan p;
   p.micro_batch = 2;
   p.tp = 8;
   const double sb = 2.0 * 8192;
   CHECK(logits_activation_bytes(m, p, false) ==
-        Approx((sb * 4096 + 2.0 * sb * 4096 + 16.0 * sb * 128256) / 8 + 2.0 * sb * 4096));
+        Approx((sb * 4096 + 4.0 * sb * 4096 + 16.0 * sb * 128256) / 8));
   // The fused loss keeps its one fp32 tensor of the shard.
   CHECK(logits_activation_bytes(m, p) == Approx((sb * 4096 + 4.0 * sb * (4096 + 128256)) / 8));
+  // PyTorch's DTensor tensor parallelism under SP: the output layer's bf16 input is saved
+  // whole (ColwiseParallel(input_layouts=Shard(1)) gathers it to Replicate before the
+  // matmul), 2·s·b·h; the embedding's mask and the final norm's input stay split by 8.
+  p.sequence_parallel = true;
+  p.tp_saves_gathered_inputs = true;
+  CHECK(logits_activation_bytes(m, p, false) ==
+        Approx((sb * 4096 + 2.0 * sb * 4096 + 16.0 * sb * 128256) / 8 + 2.0 * sb * 4096));
+}
+
+TEST_CASE("DTensor tensor parallelism keeps the gathered QKV and MLP inputs", "[activations]") {
+  // Llama 3.1 8B's attention shape, tp 8 with SP, one sequence of 8192 tokens: Korthikanti's
+  // replicated group is split by 8 under SP (§4.2.2); torchtitan's
+  // PrepareModuleInput(Shard(1) -> Replicate()) before wq/wk/wv and w1/w3 makes autograd keep
+  // the gathered QKV input and MLP input, 2·s·b·h bytes each in bf16, whole on every rank:
+  // 4·8192·4096·(1 − 1/8) bytes more per layer than the shards.
+  Model m = llama_8b_attention_shape();
+  Plan p;
+  p.micro_batch = 1;
+  p.tp = 8;
+  p.sequence_parallel = true;
+  const double shard = layer_activation_bytes(m, p, Recompute::selective);
+  p.tp_saves_gathered_inputs = true;
+  const double gathered = layer_activation_bytes(m, p, Recompute::selective);
+  CHECK(gathered - shard == Approx(4.0 * 8192 * 4096 * 7.0 / 8.0));
+  // Full recompute keeps the block input (its shard) either way; the working set, one layer
+  // rebuilt, carries the difference.
+  CHECK(layer_activation_bytes(m, p, Recompute::full) == Approx(2.0 * 8192 * 4096 / 8));
+  // Without SP the inputs are counted whole already: no difference.
+  p.sequence_parallel = false;
+  const double no_sp = layer_activation_bytes(m, p, Recompute::selective);
+  p.tp_saves_gathered_inputs = false;
+  CHECK(layer_activation_bytes(m, p, Recompute::selective) == Approx(no_sp));
+  // FP8 GEMMs save their inputs in FP8 (torchao's Float8ColwiseParallel casts before the
+  // all-gather): half the bytes.
+  m.precision.compute = Dtype::fp8;
+  p.sequence_parallel = true;
+  const double fp8_shard = layer_activation_bytes(m, p, Recompute::selective);
+  p.tp_saves_gathered_inputs = true;
+  CHECK(layer_activation_bytes(m, p, Recompute::selective) - fp8_shard ==
+        Approx(4.0 * 8192 * 4096 * 7.0 / 8.0 / 2.0));
 }
 
 TEST_CASE("a causal flash kernel computes the blocks on and below the diagonal", "[compute]") {

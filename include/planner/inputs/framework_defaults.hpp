@@ -33,6 +33,9 @@ namespace planner {
 /// with `bytes_per_param` unchanged (FSDP2's sharded state is fp32 weights, fp32 gradients and
 /// Adam's two moments, 16 bytes, which the ledger's 2 + 4 + 10 matches), and
 /// `unsharded_gradient_accumulation` on (it acts on ZeRO-2, torchtitan's pipelined FSDP2).
+/// Its tensor parallelism is PyTorch's DTensor one (parallelisms/parallelize_llama.py at
+/// 9dec370: ColwiseParallel after PrepareModuleInput to Replicate()), whose column-parallel
+/// GEMMs keep the gathered input: `tp_saves_gathered_inputs` on.
 /// fp32 gradients where the scenario leaves bf16 weights' gradients unstated (the default
 /// bf16); true when it set them.
 inline bool fp32_gradients_unless_stated(Model& m) noexcept {
@@ -45,6 +48,7 @@ inline void apply_framework_defaults(Framework f, Model& m, Workload& w) noexcep
   if (w.kind != WorkloadKind::training) return;
   if (f == Framework::torchtitan) {
     w.training.unsharded_gradient_accumulation = true;
+    w.training.tp_saves_gathered_inputs = true;
     (void)fp32_gradients_unless_stated(m);
     return;
   }

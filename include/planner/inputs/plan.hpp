@@ -110,6 +110,10 @@ struct Plan {
   /// (elementwise.hpp eager_layer_bytes); set for every candidate by the workload's
   /// elementwise_kernels "eager".
   bool eager_elementwise = false;
+  /// The column-parallel GEMMs under sequence parallelism keep their gathered input, not
+  /// their shard (Training::tp_saves_gathered_inputs; activations.hpp); set for every
+  /// candidate by the workload's tp_saved_inputs "gathered".
+  bool tp_saves_gathered_inputs = false;
   Placement placement = default_placement;
 };
 

@@ -35,9 +35,14 @@ struct Training {
   /// cross-entropy: the fp32 logits, Korthikanti et al. 2022 §4.3). false: PyTorch's
   /// cross_entropy on an fp32 copy of the logits (torchtitan train.py loss_fn), whose
   /// backward holds three fp32 tensors of the logits' size at once, under tp PyTorch's loss
-  /// parallel with four and the output layer's input saved whole (activations.hpp
-  /// logits_activation_bytes).
+  /// parallel with four (activations.hpp logits_activation_bytes).
   bool fused_cross_entropy = true;
+  /// What a column-parallel GEMM under sequence parallelism keeps for its weight gradient
+  /// (workload.tp_saved_inputs): false, "shard", its sequence-parallel shard, gathered again
+  /// in the backward (Megatron-LM, Transformer Engine); true, "gathered", the input gathered
+  /// to every tp rank before the GEMM (PyTorch's DTensor tensor parallelism, torchtitan).
+  /// activations.hpp tp_gathered_input_bytes (Plan::tp_saves_gathered_inputs).
+  bool tp_saves_gathered_inputs = false;
   /// The tiled attention kernel (inputs/attention_kernel.hpp): its rate against the GEMMs.
   AttentionKernel attention_kernel = AttentionKernel::cudnn;
   /// ZeRO-3: parameters the framework keeps gathered at once (DeepSpeed

@@ -19,6 +19,7 @@ inline void apply_workload_settings(const Training& t, Plan& p) noexcept {
   p.zero3_blocking_gathers = t.zero3_blocking_gathers;
   p.unsharded_gradient_accumulation = t.unsharded_gradient_accumulation;
   p.eager_elementwise = t.eager_elementwise;
+  p.tp_saves_gathered_inputs = t.tp_saves_gathered_inputs;
 }
 
 }  // namespace planner

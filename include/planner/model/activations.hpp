@@ -45,6 +45,10 @@ struct LayerActivationTerms {
   double replicated_bytes = 0;  ///< not split by tp unless sequence parallel (10·s·b·h)
   double tp_split_bytes = 0;    ///< split by tp (s·b·(4h + 4h_kv + c·f))
   double scores_bytes = 0;      ///< the s² attention term (5·a·s²·b), split by tp
+  /// Of `replicated_bytes`, the QKV and MLP inputs (4·s·b·h, in FP8 under FP8 GEMMs): the
+  /// column-parallel GEMMs' inputs, which PyTorch's DTensor tensor parallelism keeps gathered
+  /// under sequence parallelism (tp_gathered_input_bytes).
+  double gathered_bytes = 0;
 };
 
 /// The first two terms under FP8 GEMMs: the GEMM inputs (4sbh of the first group; 2sbh and
@@ -61,6 +65,7 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
       scale * (m.dropout ? 6.0 : 4.0) * sb * h + gemm_scale * 4.0 * sb * h;
   t.tp_split_bytes = scale * sb * (2.0 * h + 4.0 * kv_hidden(m) + mlp_width - gemm_inputs) +
                      gemm_scale * sb * (2.0 * h + gemm_inputs);
+  t.gathered_bytes = gemm_scale * 4.0 * sb * h;
 }
 
 /// Terms for a micro-batch of `micro_batch` sequences of `seq_len` tokens, of which this rank
@@ -82,6 +87,7 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
   } else {
     t.replicated_bytes = scale * (m.dropout ? 10.0 : 8.0) * sb * h;  // 2sbh: the masks
     t.tp_split_bytes = scale * sb * (4.0 * h + 4.0 * kv_hidden(m) + mlp_width);
+    t.gathered_bytes = scale * 4.0 * sb * h;
   }
   // routed experts, dispatch copies and router logits (model/experts.hpp)
   if (is_moe(m)) t.replicated_bytes += sb * router_activation_bytes_per_token(m);
@@ -121,6 +127,22 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
   return bytes_of(m.precision.activations) * per_token * tokens;
 }
 
+/// What PyTorch's DTensor tensor parallelism keeps of a layer's column-parallel GEMM inputs
+/// beyond the sequence-parallel shards Korthikanti et al. count (§4.2.2). torchtitan's plan
+/// (parallelisms/parallelize_llama.py at 9dec370) prepares the attention and the MLP with
+/// `PrepareModuleInput(input_layouts=Shard(1), desired_input_layouts=Replicate())`: the
+/// norm's sequence-parallel output is all-gathered before wq/wk/wv and w1/w3
+/// (`ColwiseParallel`), and autograd saves that gathered tensor for their weight gradients,
+/// the whole QKV and MLP inputs on every tp rank. Megatron-LM's column-parallel linear saves
+/// the shard and gathers it again in the backward (core/tensor_parallel/layers.py,
+/// LinearWithGradAccumulationAndAsyncCommunication), which is the shard counted. Zero
+/// without sequence parallelism (the inputs are counted whole then) or without the setting.
+[[nodiscard]] inline double tp_gathered_input_bytes(const Plan& p,
+                                                    const LayerActivationTerms& t) noexcept {
+  if (!p.tp_saves_gathered_inputs || !p.sequence_parallel || p.tp <= 1) return 0;
+  return t.gathered_bytes * (1.0 - 1.0 / static_cast<double>(p.tp));
+}
+
 /// Bytes one layer keeps for the backward pass on one GPU under `recompute`, from the plan's
 /// terms (computed once for the ledger's three uses).
 [[nodiscard]] inline double kept_layer_bytes(const Model& m, const Plan& p,
@@ -134,7 +156,8 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
     return bytes_of(m.precision.activations) * local_tokens *
            static_cast<double>(p.micro_batch) * static_cast<double>(m.hidden) / sp_split;
   }
-  double bytes = t.replicated_bytes / sp_split + t.tp_split_bytes / tp;
+  double bytes = t.replicated_bytes / sp_split + t.tp_split_bytes / tp +
+                 tp_gathered_input_bytes(p, t);
   const bool scores_kept = recompute == Recompute::none && !p.flash_attention;
   if (scores_kept) bytes += t.scores_bytes / tp;
   return bytes;
@@ -212,14 +235,14 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
 /// whose backward (torch/distributed/tensor/parallel/loss.py
 /// `_nll_loss_and_log_softmax_backward`: `grad_input = zeros_like(x)`, then
 /// `(grad_input + exp(x)) * grad_output`) holds four: the saved log-probabilities, the zeros,
-/// their sum with exp(x) and the product, 16·s·b·V/t. That framework's tensor parallelism
-/// also keeps the output layer's input whole: torchtitan's plan (parallelisms/
-/// parallelize_llama.py at 9dec370) puts the output layer under `ColwiseParallel(input_layouts=
-/// Shard(1))`, whose input hook redistributes the sequence-parallel shard to `Replicate()`
-/// (torch/distributed/tensor/parallel/style.py, desired_input_layouts) before the matmul, and
-/// autograd saves that gathered input for the weight gradient: 2·s·b·h, where Megatron-LM
-/// saves its shard and gathers it again in the backward (tensor_parallel/layers.py,
-/// LinearWithGradAccumulationAndAsyncCommunication), 2·s·b·h/t.
+/// their sum with exp(x) and the product, 16·s·b·V/t. PyTorch's DTensor tensor parallelism
+/// (Plan::tp_saves_gathered_inputs) keeps the output layer's input whole under sequence
+/// parallelism: torchtitan's plan (parallelisms/parallelize_llama.py at 9dec370) puts the
+/// output layer under `ColwiseParallel(input_layouts=Shard(1))`, whose input hook
+/// redistributes the sequence-parallel shard to `Replicate()` (torch/distributed/tensor/
+/// parallel/style.py, desired_input_layouts) before the matmul, and autograd saves that
+/// gathered input for the weight gradient: 2·s·b·h, where Megatron-LM saves its shard and
+/// gathers it again in the backward (tp_gathered_input_bytes), 2·s·b·h/t.
 [[nodiscard]] inline double logits_activation_bytes(const Model& m, const Plan& p,
                                                     bool fused_loss = true) noexcept {
   const double sb = static_cast<double>(m.seq_len) / static_cast<double>(p.cp) *
@@ -233,7 +256,8 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
   if (p.pp == 1) {
     // The final norm's input (2·s·b·h) and the output layer's (2·s·b·h, whole under PyTorch's
     // tensor parallelism: above), each split by tp where the framework keeps a shard.
-    const double output_input = !fused_loss && p.tp > 1 ? 2.0 * sb * h * tp : 2.0 * sb * h;
+    const bool gathered = p.tp_saves_gathered_inputs && p.sequence_parallel && p.tp > 1;
+    const double output_input = gathered ? 2.0 * sb * h * tp : 2.0 * sb * h;
     bytes += heads *
              (2.0 * sb * h + output_input + logit_bytes * sb * static_cast<double>(m.vocab)) / tp;
   }
