@@ -30,7 +30,7 @@ constexpr std::array scenario_keys{"name", "description", "model", "cluster", "w
 constexpr std::array record_keys{"id",       "set",     "source",  "measured", "not_modelled",
                                  "notes",    "name",    "description", "model", "cluster",
                                  "workload", "plan",    "family",  "bf16_sibling",
-                                 "efficiency_excluded"};
+                                 "efficiency_excluded", "published_as"};
 constexpr std::array set_names{"calibration", "validation"};
 
 [[noreturn]] void fail(const std::string& origin, const std::string& pointer,
@@ -159,6 +159,16 @@ ValidationRecord load_validation_record(const json& doc, const std::string& orig
   if (doc.contains("efficiency_excluded")) {
     r.efficiency_excluded = text_at(doc, "efficiency_excluded", "", origin,
                                     "why the run does not fit its GPU's bf16 efficiency");
+  }
+  if (doc.contains("published_as")) {
+    const std::string as = text_at(doc, "published_as", "", origin, "\"recipe\" or \"baseline\"");
+    if (as != "recipe" && as != "baseline") {
+      fail(origin, "/published_as",
+           fmt::format("expected \"recipe\" or \"baseline\" (a row the source publishes as the "
+                       "slower alternative it compares against), got \"{}\"",
+                       as));
+    }
+    r.baseline = as == "baseline";
   }
   if (doc.contains("bf16_sibling")) {
     r.bf16_sibling = text_at(doc, "bf16_sibling", "", origin,

@@ -2,7 +2,10 @@
 // unpinned, the planner's own pick against the published plan. Issue 28's bar: the pick's
 // predicted speed-up over the published plan at most 1.10x at the median, and no pick that no
 // framework launches (the search once believed its picks 1.23x better at the median, 3.9x at
-// worst, in regions no published run validates).
+// worst, in regions no published run validates). Checked on the published recipes: a row its
+// source publishes as the slower baseline it compares against (SC21's ZeRO-3 rows,
+// Korthikanti et al.'s full-recompute rows) is one a planner should beat; over every record
+// the median is reported beside it (docs/validation.md §Search).
 
 #include <catch2/catch.hpp>
 
@@ -34,6 +37,8 @@ TEST_CASE("validate --search: the planner's picks against the published plans",
   const std::vector<SearchRegret> rows = search_regrets(records);
   REQUIRE(rows.size() == validation);
   std::vector<double> speedups;
+  std::vector<double> recipes;
+  std::size_t baselines = 0;
   for (const SearchRegret& r : rows) {
     INFO(r.record->id);
     REQUIRE(r.found);
@@ -42,13 +47,22 @@ TEST_CASE("validate --search: the planner's picks against the published plans",
     CHECK(r.speedup == Approx(r.pick.training.tokens_per_second /
                               r.published.training.tokens_per_second));
     speedups.push_back(r.speedup);
+    if (r.record->baseline) {
+      ++baselines;
+    } else {
+      recipes.push_back(r.speedup);
+    }
   }
-  CHECK(median(speedups) <= 1.10);
+  // The baselines marked are the two comparisons named above, no more.
+  CHECK(baselines == 10);
+  CHECK(median(recipes) <= 1.10);
   // The JSON summary carries the same figures.
   const auto out = cli_harness::run({"validate", "validation/", "--search", "--format", "json"});
   REQUIRE(out.code == 0);
   const nlohmann::json j = nlohmann::json::parse(out.out);
   CHECK(j.at("median_speedup").get<double>() == Approx(median(speedups)));
+  CHECK(j.at("recipe_median_speedup").get<double>() == Approx(median(recipes)));
+  CHECK(j.at("recipes") == recipes.size());
   CHECK(j.at("not_launchable") == 0);
   CHECK(j.at("rows").size() == rows.size());
 }

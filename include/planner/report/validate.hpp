@@ -37,6 +37,11 @@ struct ValidationRecord {
   /// Why the run does not fit its catalog GPU's bf16 efficiency (another variant of the chip,
   /// or one not stated); empty: it does, when in the calibration set.
   std::string efficiency_excluded;
+  /// The source publishes the run as the slower alternative it compares its own recipe
+  /// against (record key "published_as": "baseline"; SC21's ZeRO-3 rows against PTD-P,
+  /// Korthikanti et al.'s full-recompute rows): still validated, but not a plan its authors
+  /// recommend, so `validate --search` reports the picks against recipes apart.
+  bool baseline = false;
   std::string citation;
   std::string location;
   Scenario scenario;   ///< with its pinned plan
