@@ -149,6 +149,15 @@ std::size_t fitting_micro_batches(const Context& ctx, const SearchFilter& filter
   // model/memory.hpp training_ledger equal or sharded further; ZeRO-3 adds gather buffers, so
   // it is not ordered against them): once stage 2 or 1 does not fit, the lower stages with
   // the same SP setting are not tried.
+  // Each variant's state lines do not depend on the micro-batch (training_state_ledger): they
+  // are computed once here, and each probe adds its micro-batch's lines, the same arithmetic
+  // as a whole ledger (a fifth of a threshold scan's instructions went to these ledgers).
+  std::array<MemoryLedger, 8> state{};
+  for (std::size_t k = 0; k < allowed_count; ++k) {
+    q.zero = allowed[k].first;
+    q.sequence_parallel = allowed[k].second;
+    state[k] = training_state_ledger(ctx.model, ctx.cluster, ctx.workload.training, q);
+  }
   const auto fits = [&](std::size_t i) {
     Plan v = configured(g, choice, i, mb_pool);
     std::array<bool, 2> lean_failed{};  // per SP setting
@@ -157,7 +166,9 @@ std::size_t fitting_micro_batches(const Context& ctx, const SearchFilter& filter
       if (lean_failed[sp ? 1 : 0]) continue;
       v.zero = zero;
       v.sequence_parallel = sp;
-      if (memory_ledger(ctx, v).fits()) return true;
+      MemoryLedger ledger = state[k];
+      add_training_activations(ctx.model, ctx.cluster, ctx.workload.training, v, ledger);
+      if (ledger.fits()) return true;
       if (zero == 1 || zero == 2) lean_failed[sp ? 1 : 0] = true;
     }
     return false;

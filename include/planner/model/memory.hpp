@@ -232,8 +232,13 @@ struct LayerGemms {
 /// in bf16) and the rest of `bytes_per_param` (12 of the default 16: fp32 master, m, v) optimizer state (Rajbhandari et al. 2020 §3.1,
 /// "16Ψ"). ZeRO stage k shards optimizer (k ≥ 1), gradients (k ≥ 2) and weights (k = 3) over
 /// the dp·cp ranks (§5.1–5.3; Table 1).
-[[nodiscard]] inline MemoryLedger training_ledger(const Model& m, const Cluster& c,
-                                                  const Training& w, const Plan& p) noexcept {
+/// The lines of training_ledger that the micro-batch does not change: the model state
+/// (weights, gradients, optimizer), ZeRO-3's gathered layers, the FP8 weight cache, the
+/// reserve and the capacity. The search computes them once per configuration and adds each
+/// micro-batch's lines (add_training_activations), the same arithmetic as training_ledger.
+[[nodiscard]] inline MemoryLedger training_state_ledger(const Model& m, const Cluster& c,
+                                                        const Training& w,
+                                                        const Plan& p) noexcept {
   MemoryLedger l;
   const GpuParams psi = gpu_params(m, p);
   const double shards = static_cast<double>(state_shard_ranks(p));
@@ -254,10 +259,6 @@ struct LayerGemms {
   l.gradients_bytes =
       state(grad_b, p.zero >= 3 || (p.zero == 2 && !p.unsharded_gradient_accumulation));
   l.optimizer_bytes = state(optimizer_b, p.zero >= 1);
-  const LayerActivationTerms terms = plan_activation_terms(m, p);
-  l.activations_bytes = stage_activation_bytes(m, p, terms);
-  l.logits_bytes = logits_activation_bytes(m, p, w.fused_cross_entropy);
-  l.recompute_working_bytes = recompute_working_bytes(m, p, terms);
   if (p.zero >= 3) {
     // The layer being computed and the one being prefetched, gathered in bf16
     // (DeepSpeed stage3 prefetch; the worked solution's "two buffers").
@@ -266,20 +267,38 @@ struct LayerGemms {
     if (w.fsdp_root_unit) l.zero3_gather_bytes += fsdp_root_unit_bytes(m, p, weight_b);
   }
   l.fp8_weights_bytes = fp8_weight_bytes(m, p);
+  l.reserve_bytes = c.gpu.reserve_bytes;
+  l.reserve_default = c.gpu.reserve_default;
+  l.capacity_bytes = c.gpu.memory_bytes;
+  return l;
+}
+
+/// The lines of training_ledger that follow the micro-batch, added to `l` (its state lines
+/// from training_state_ledger of the same configuration): the activations, the logits, the
+/// recompute working set, eager temporaries and the caching allocator's share of it all.
+inline void add_training_activations(const Model& m, const Cluster& c, const Training& w,
+                                     const Plan& p, MemoryLedger& l) noexcept {
+  const LayerActivationTerms terms = plan_activation_terms(m, p);
+  l.activations_bytes = stage_activation_bytes(m, p, terms);
+  l.logits_bytes = logits_activation_bytes(m, p, w.fused_cross_entropy);
+  l.recompute_working_bytes = recompute_working_bytes(m, p, terms);
   // Eager PyTorch keeps each unfused elementwise operation's output (and fp32 upcasts) live
   // beside the activations: a share of them, fitted to the eager/compiled pair of single-node
   // peaks (data/gpus.json runtime_memory, docs/model.md §3).
-  if (p.eager_elementwise) {
-    l.eager_temporaries_bytes = c.gpu.eager_activation_fraction *
-                                (l.activations_bytes + l.recompute_working_bytes);
-  }
+  l.eager_temporaries_bytes = p.eager_elementwise
+                                  ? c.gpu.eager_activation_fraction *
+                                        (l.activations_bytes + l.recompute_working_bytes)
+                                  : 0.0;
   // The caching allocator rounds and splits blocks and keeps freed ones cached, so at the
   // peak it holds more than the live tensors; a share fitted to single-node peak-memory runs
   // (data/gpus.json runtime_memory, docs/model.md §3).
   l.allocator_bytes = c.gpu.allocator_fraction * l.allocated_bytes();
-  l.reserve_bytes = c.gpu.reserve_bytes;
-  l.reserve_default = c.gpu.reserve_default;
-  l.capacity_bytes = c.gpu.memory_bytes;
+}
+
+[[nodiscard]] inline MemoryLedger training_ledger(const Model& m, const Cluster& c,
+                                                  const Training& w, const Plan& p) noexcept {
+  MemoryLedger l = training_state_ledger(m, c, w, p);
+  add_training_activations(m, c, w, p, l);
   return l;
 }
 
