@@ -220,6 +220,16 @@ TEST_CASE("validate: record errors name the file, the pointer and the fix", "[va
   doc = tiny_record();
   doc["measured"]["step_time"] = "-1 s";
   CHECK(record_error(doc).rfind("r.json: /measured/step_time: ", 0) == 0);
+  // How the source publishes the run: its recipe (the default) or the baseline it beats.
+  doc = tiny_record();
+  doc["published_as"] = "ablation";
+  CHECK(record_error(doc) ==
+        "r.json: /published_as: expected \"recipe\" or \"baseline\" (a row the source "
+        "publishes as the slower alternative it compares against), got \"ablation\"");
+  doc = tiny_record();
+  doc["published_as"] = "baseline";
+  CHECK(record_error(doc) == "(no error)");
+  CHECK(planner::load_validation_record(doc, "r.json").baseline);
 }
 
 TEST_CASE("validate --fit on the calibration records reproduces every fitted constant in "
