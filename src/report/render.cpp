@@ -6,6 +6,7 @@
 
 #include "planner/base/one_line.hpp"
 #include "planner/io/context.hpp"
+#include "planner/model/activations.hpp"
 #include "planner/report/accuracy.hpp"
 #include "planner/report/scaling_report.hpp"
 #include "planner/io/text.hpp"
@@ -139,9 +140,7 @@ json plan_fields_json(const Plan& p) {
     j["unsharded_gradient_accumulation"] = true;
   }
   if (p.eager_elementwise) j["elementwise_kernels"] = "eager";
-  if (p.tp_saves_gathered_inputs && p.sequence_parallel && p.tp > 1) {
-    j["tp_saved_inputs"] = "gathered";
-  }
+  if (keeps_gathered_inputs(p)) j["tp_saved_inputs"] = "gathered";
   if (p.ep > 1) j["ep"] = p.ep;
   if (expert_tp(p) != p.tp) j["etp"] = expert_tp(p);
   return j;

@@ -127,6 +127,13 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
   return bytes_of(m.precision.activations) * per_token * tokens;
 }
 
+/// Whether the plan's column-parallel GEMMs keep their gathered inputs (below): the setting,
+/// with sequence parallelism over more than one tp rank (without it the inputs are whole
+/// under either framework).
+[[nodiscard]] inline bool keeps_gathered_inputs(const Plan& p) noexcept {
+  return p.tp_saves_gathered_inputs && p.sequence_parallel && p.tp > 1;
+}
+
 /// What PyTorch's DTensor tensor parallelism keeps of a layer's column-parallel GEMM inputs
 /// beyond the sequence-parallel shards Korthikanti et al. count (§4.2.2). torchtitan's plan
 /// (parallelisms/parallelize_llama.py at 9dec370) prepares the attention and the MLP with
@@ -139,7 +146,7 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
 /// without sequence parallelism (the inputs are counted whole then) or without the setting.
 [[nodiscard]] inline double tp_gathered_input_bytes(const Plan& p,
                                                     const LayerActivationTerms& t) noexcept {
-  if (!p.tp_saves_gathered_inputs || !p.sequence_parallel || p.tp <= 1) return 0;
+  if (!keeps_gathered_inputs(p)) return 0;
   return t.gathered_bytes * (1.0 - 1.0 / static_cast<double>(p.tp));
 }
 
@@ -256,8 +263,7 @@ inline void fp8_gemm_input_terms(const Model& m, double sb, double mlp_width,
   if (p.pp == 1) {
     // The final norm's input (2·s·b·h) and the output layer's (2·s·b·h, whole under PyTorch's
     // tensor parallelism: above), each split by tp where the framework keeps a shard.
-    const bool gathered = p.tp_saves_gathered_inputs && p.sequence_parallel && p.tp > 1;
-    const double output_input = gathered ? 2.0 * sb * h * tp : 2.0 * sb * h;
+    const double output_input = keeps_gathered_inputs(p) ? 2.0 * sb * h * tp : 2.0 * sb * h;
     bytes += heads *
              (2.0 * sb * h + output_input + logit_bytes * sb * static_cast<double>(m.vocab)) / tp;
   }

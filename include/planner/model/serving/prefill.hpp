@@ -76,11 +76,12 @@ struct PrefillTime {
 /// `prefill_chunk_tokens` (Agrawal et al. 2024, Sarathi-Serve, arXiv 2403.02310, §4.1),
 /// each re-reading the stage's weights and the prompt's cache so far. Under `first_token:
 /// decode_step` the forward runs the prompt but its last token (workload.hpp FirstToken).
-/// Chunks flow through the stages as a pipeline: the prompt takes the stages' busy time plus (pp − 1) times the
-/// longest chunk and a send per boundary to fill it (Narayanan et al. 2021 §2.2). Under ep
-/// each chunk's tokens cross the stage's MoE layers by all-to-all (expert_serving.hpp).
-/// `prompts` equal prompts prefilled together in one forward (a lockstep round, §8.4) share
-/// each chunk's weight read and fixed costs; their FLOPs, cache and messages add up.
+/// Chunks flow through the stages as a pipeline: the prompt takes the stages' busy time plus
+/// (pp − 1) times the longest chunk and a send per boundary to fill it (Narayanan et al. 2021
+/// §2.2). Under ep each chunk's tokens cross the stage's MoE layers by all-to-all
+/// (expert_serving.hpp). `prompts` equal prompts prefilled together in one forward (a lockstep
+/// round, §8.4) share each chunk's weight read and fixed costs; their FLOPs, cache and
+/// messages add up.
 [[nodiscard]] inline PrefillTime prefill_time(const Model& m, const Cluster& c, const Serving& w,
                                               const Plan& p, double weights_bytes,
                                               double flops_per_second,
