@@ -8,7 +8,7 @@ namespace planner::cli {
 
 void add_constraints(CLI::App& app, ConstraintArgs& c) {
   app.add_option("--fix", c.fix,
-                 "Pin or bound axes and switches, e.g. tp=8,zero<=1,flash=off "
+                 "Pin or bound axes and switches, e.g. tp=8,zero<=1,flash=off,recompute!=op "
                  "(names: tp cp dp pp zero replicas flash sp recompute)");
   app.add_option("--framework", c.framework,
                  "Only plans this framework launches: any (one of the three, the default), "

@@ -16,7 +16,7 @@ namespace planner {
 
 namespace {
 
-enum class Op { eq, le, ge };
+enum class Op { eq, le, ge, ne };
 
 struct Item {
   std::string name;
@@ -32,21 +32,25 @@ std::string_view trim(std::string_view s) {
 
 /// "zero<=1" → {zero, le, 1}; nullopt-free: throws on a missing operator.
 Item split_item(std::string_view item, const std::string& origin, const std::string& pointer) {
-  for (const auto& [text, op] : std::array<std::pair<std::string_view, Op>, 3>{
-           {{"<=", Op::le}, {">=", Op::ge}, {"=", Op::eq}}}) {
+  for (const auto& [text, op] : std::array<std::pair<std::string_view, Op>, 4>{
+           {{"<=", Op::le}, {">=", Op::ge}, {"!=", Op::ne}, {"=", Op::eq}}}) {
     const std::size_t at = item.find(text);
     if (at == std::string_view::npos) continue;
     return {std::string(trim(item.substr(0, at))), op,
             std::string(trim(item.substr(at + text.size())))};
   }
   throw InputError(origin, pointer,
-                   fmt::format("item '{}': expected NAME=VALUE, NAME<=VALUE or NAME>=VALUE, such "
-                               "as tp=8 or zero<=1",
+                   fmt::format("item '{}': expected NAME=VALUE, NAME<=VALUE, NAME>=VALUE or "
+                               "NAME!=VALUE, such as tp=8, zero<=1 or recompute!=selective",
                                item));
 }
 
 std::int64_t integer_of(const Item& it, std::string_view item, const std::string& origin,
                         const std::string& pointer) {
+  if (it.op == Op::ne) {
+    throw InputError(origin, pointer,
+                     fmt::format("item '{}': {} takes '=', '<=' or '>=' only", item, it.name));
+  }
   std::int64_t v = 0;
   const char* end = it.value.data() + it.value.size();
   const auto [ptr, ec] = std::from_chars(it.value.data(), end, v);
@@ -128,8 +132,9 @@ void apply_item(Constraints& c, std::string_view item, const std::string& origin
   } else if (it.name == "sp") {
     set_once(c.sequence_parallel, switch_of(it, item, origin, pointer), item, origin, pointer);
   } else if (it.name == "recompute") {
-    if (it.op != Op::eq) {
-      throw InputError(origin, pointer, fmt::format("item '{}': recompute takes '=' only", item));
+    if (it.op != Op::eq && it.op != Op::ne) {
+      throw InputError(origin, pointer,
+                       fmt::format("item '{}': recompute takes '=' or '!=' only", item));
     }
     const std::optional<Recompute> named = recompute_named(it.value);
     if (!named) {
@@ -137,7 +142,17 @@ void apply_item(Constraints& c, std::string_view item, const std::string& origin
                        fmt::format("item '{}': expected none, selective, op or full", item));
     }
     const Recompute r = *named;
-    set_once(c.recompute, r, item, origin, pointer);
+    if (it.op == Op::eq) {
+      set_once(c.recompute, r, item, origin, pointer);
+    } else {
+      c.recompute_excluded |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(r));
+    }
+    if (c.recompute && !c.allows(*c.recompute)) {
+      throw InputError(origin, pointer,
+                       fmt::format("item '{}' contradicts an earlier recompute item (here or in "
+                                   "the scenario's constraints.fix)",
+                                   item));
+    }
   } else {
     static const std::vector<std::string> names{"tp",    "cp", "dp", "pp",       "zero",
                                                 "replicas", "flash", "sp", "recompute"};

@@ -26,11 +26,11 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array scenario_keys{"name", "description", "model", "cluster", "workload", "plan"};
+constexpr std::array scenario_keys{"name", "description", "model", "cluster", "workload", "plan", "constraints"};
 constexpr std::array record_keys{"id",       "set",     "source",  "measured", "not_modelled",
                                  "notes",    "name",    "description", "model", "cluster",
                                  "workload", "plan",    "family",  "bf16_sibling",
-                                 "efficiency_excluded", "published_as"};
+                                 "efficiency_excluded", "published_as", "constraints"};
 constexpr std::array set_names{"calibration", "validation"};
 
 [[noreturn]] void fail(const std::string& origin, const std::string& pointer,

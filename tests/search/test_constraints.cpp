@@ -218,6 +218,28 @@ TEST_CASE("Constraint errors name the item and the fix", "[constraints]") {
   CHECK(rank.code == 2);
   CHECK_THAT(rank.err, Catch::Contains("unknown ranking 'fastest'"));
   CHECK(parse_fix("recompute=op", "--fix", "").recompute == Recompute::op);
+  // `!=` rules one mode out (a stack without it): the others stay allowed, the plan's filter
+  // reads it, and it contradicts an `=` of the same mode.
+  const Constraints era = parse_fix("recompute!=selective,recompute!=op", "--fix", "");
+  CHECK(era.allows(Recompute::none));
+  CHECK(era.allows(Recompute::full));
+  CHECK_FALSE(era.allows(Recompute::selective));
+  CHECK_FALSE(era.allows(Recompute::op));
+  Plan sel;
+  sel.recompute = Recompute::selective;
+  CHECK_FALSE(within_settings(era, sel));
+  sel.recompute = Recompute::full;
+  CHECK(within_settings(era, sel));
+  CHECK_FALSE(unconstrained(parse_fix("recompute!=full", "--fix", "")));
+  CHECK_THAT(message("recompute=full,recompute!=full"), Catch::Contains("contradicts"));
+  CHECK_THAT(message("tp!=2"), Catch::Contains("'=', '<=' or '>=' only"));
+  CHECK_THAT(message("flash!=on"), Catch::Contains("'=' only"));
+  // With selective recompute ruled out, the search recommends none: q1's answer (selective
+  // recompute with flash) moves to another mode.
+  const auto no_sel = cli_harness::run({"plan", "scenarios/q1-llama-3.1-8b-one-node.json",
+                                        "--fix", "recompute!=selective", "--format", "json"});
+  REQUIRE(no_sel.code == 0);
+  CHECK(json::parse(no_sel.out).at("best").at("recompute") != "selective");
   CHECK_THAT(message("recompute=ops"), Catch::Contains("none, selective, op or full"));
   // op-level checkpointing on a mixture-of-experts model: said at once, not "nothing fits".
   const auto moe = cli_harness::run(

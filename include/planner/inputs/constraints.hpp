@@ -43,6 +43,9 @@ struct Constraints {
   /// sharding out, `replicas>=2` asks for it.
   Bound replicas{};
   std::optional<Recompute> recompute;
+  /// Recompute modes ruled out (`recompute!=selective`), one bit per Recompute: a stack that
+  /// lacks one (Megatron-LM before Korthikanti et al. 2022 had full checkpointing only).
+  std::uint8_t recompute_excluded = 0;
   std::optional<bool> flash_attention;
   std::optional<bool> sequence_parallel;
   Framework framework = Framework::any;
@@ -50,6 +53,10 @@ struct Constraints {
   /// §4): `--rank trusted`, the default. `--rank raw` ranks every plan by the time model alone.
   bool trusted = true;
 
+  [[nodiscard]] bool allows(Recompute r) const noexcept {
+    return (!recompute || *recompute == r) &&
+           (recompute_excluded & (1u << static_cast<unsigned>(r))) == 0;
+  }
   [[nodiscard]] const Bound& degree(Axis a) const noexcept {
     return degrees[static_cast<std::size_t>(a)];
   }
@@ -63,7 +70,8 @@ struct Constraints {
     if (b.min > any.min || b.max < any.max) return false;
   }
   return c.zero.min <= 0 && c.zero.max >= 3 && c.replicas.min <= any.min &&
-         c.replicas.max >= any.max && !c.recompute && !c.flash_attention &&
+         c.replicas.max >= any.max && !c.recompute && c.recompute_excluded == 0 &&
+         !c.flash_attention &&
          !c.sequence_parallel && c.framework == Framework::unrestricted && !c.trusted;
 }
 

@@ -155,7 +155,7 @@ inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis:
 [[nodiscard]] inline bool within_settings(const Constraints& c, const Plan& p) noexcept {
   if (!c.zero.holds(p.zero)) return false;
   if (!c.replicas.holds(state_replicas(p))) return false;
-  if (c.recompute && *c.recompute != p.recompute) return false;
+  if (!c.allows(p.recompute)) return false;
   if (c.flash_attention && *c.flash_attention != p.flash_attention) return false;
   if (c.sequence_parallel && p.tp > 1 && *c.sequence_parallel != p.sequence_parallel) return false;
   return framework_config_violation(c.framework, p).empty();
