@@ -6,6 +6,7 @@
 
 #include "planner/model/placement.hpp"
 #include "planner/report/explain_text.hpp"
+#include "planner/search/rank.hpp"
 
 namespace planner {
 
@@ -123,6 +124,26 @@ std::string unvalidated_sentence(const Context& ctx, const Evaluation& best,
   return fmt::format("Faster if the model holds where no published run validates it: {}, "
                      "{:.1f} % faster; {} (--rank raw recommends it)",
                      describe(ctx, unvalidated.plan), 100 * gain, why);
+}
+
+std::string memory_headroom_clause(const Context& ctx, const Evaluation& best,
+                                   const std::optional<Evaluation>& roomy) {
+  const MemoryLedger& l = best.memory;
+  const double spare = (l.capacity_bytes - l.total_bytes()) / l.capacity_bytes;
+  std::string out = fmt::format(
+      "with {:.1f} % to spare; measured peaks have run up to {:.1f} % above what the planner "
+      "predicts the caching allocator reserves ({} published runs): ",
+      100 * std::max(0.0, spare), 100 * memory_accuracy.max_excess, memory_accuracy.records);
+  if (!roomy) return out + "no plan fits with that headroom";
+  const double slower =
+      1.0 - roomy->training.tokens_per_second / best.training.tokens_per_second;
+  // Inside the band the model cannot tell the two apart (search/rank.hpp time_resolution).
+  const std::string cost = slower <= time_resolution
+                               ? fmt::format("as fast within the model's {:.0f} % resolution",
+                                             100 * time_resolution)
+                               : fmt::format("{:.1f} % slower", 100 * slower);
+  return out + fmt::format("with that headroom, {} ({:.1f} GiB), {}", describe(ctx, roomy->plan),
+                           roomy->memory.total_bytes() / gib, cost);
 }
 
 std::string envelope_empty_sentence(const Context& ctx, const Plan& best) {

@@ -1,5 +1,7 @@
 #include "planner/report/html_report.hpp"
 
+#include "planner/report/accuracy.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -156,6 +158,10 @@ std::string report_html(const PlanReport& r) {
   const Evaluation& best = r.result.ranked.front();
   out += recommendation_section(r);
   out += "<h2>Memory per GPU</h2>\n" + html::memory_stack_svg(best.memory);
+  if (r.short_of_memory_headroom) {
+    out += fmt::format("<p>Headroom: {}.</p>\n",
+                       escape(memory_headroom_clause(r.context, best, r.memory_roomy)));
+  }
   out += fmt::format("<h2>Time, {}</h2>\n", headline_time_name(r.context));
   out += html::time_bar_svg(r.context, best);
   // The text report's serving breakdown (first token, capacity, deployments) or restart

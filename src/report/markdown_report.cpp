@@ -6,6 +6,7 @@
 
 #include "planner/explain/restart_budget.hpp"
 #include "planner/io/text.hpp"
+#include "planner/report/accuracy.hpp"
 #include "planner/report/explain_text.hpp"
 #include "planner/report/headline.hpp"
 #include "planner/report/moe_text.hpp"
@@ -219,6 +220,10 @@ std::string report_markdown(const PlanReport& r) {
   const Evaluation& best = r.result.ranked.front();
   out += recommendation(r);
   out += memory_table(best.memory);
+  if (r.short_of_memory_headroom) {
+    out += fmt::format("Headroom: {}.\n",
+                       md_escape(memory_headroom_clause(r.context, best, r.memory_roomy)));
+  }
   out += time_table(r.context, best);
   out += details(r);
   out += why(r);

@@ -351,6 +351,22 @@ json report_json(const PlanReport& r) {
           outside_envelope_reason(validated_envelope, ctx.model, ctx.cluster, r.unvalidated->plan);
       trust["unvalidated_alternative"] = u;
     }
+    // The memory ledger's validated error and whether the recommendation leaves room for it
+    // (report/accuracy.hpp memory_accuracy), with the fastest plan that does when it does not.
+    const MemoryLedger& l = r.result.ranked.front().memory;
+    json memory{{"records", memory_accuracy.records},
+                {"median_abs_error", memory_accuracy.median_abs_error},
+                {"max_abs_error", memory_accuracy.max_abs_error},
+                {"max_excess", memory_accuracy.max_excess},
+                {"spare_fraction", std::max(0.0, (l.capacity_bytes - l.total_bytes()) / l.capacity_bytes)},
+                {"headroom", !r.short_of_memory_headroom}};
+    if (r.memory_roomy) {
+      json roomy = plan_json(ctx, *r.memory_roomy);
+      roomy["speedup"] = r.memory_roomy->training.tokens_per_second /
+                         r.result.ranked.front().training.tokens_per_second;
+      memory["roomy_alternative"] = roomy;
+    }
+    trust["memory"] = memory;
     j["trust"] = trust;
   }
   if (r.pinned) j["pinned"] = plan_json(ctx, *r.pinned);

@@ -118,7 +118,7 @@ constexpr std::size_t brief_thresholds = 8;
 
 /// The memory ledger in one line, largest first: "69.5 of 79.6 GiB (fits): activations 44.4,
 /// optimizer 12.3, ... GiB".
-std::string memory_line(const MemoryLedger& l) {
+std::string memory_line(const MemoryLedger& l, const std::string& headroom = {}) {
   std::vector<std::pair<double, std::string_view>> lines;
   for (const LedgerLine& line : ledger_lines) {
     if (l.*line.bytes > 0) lines.emplace_back(l.*line.bytes, line.name);
@@ -127,9 +127,9 @@ std::string memory_line(const MemoryLedger& l) {
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<std::string> parts;
   for (const auto& [bytes, name] : lines) parts.push_back(fmt::format("{} {:.1f}", name, bytes / gib));
-  return fmt::format("Memory per GPU: {:.1f} of {:.1f} GiB ({}): {} GiB\n", l.total_bytes() / gib,
+  return fmt::format("Memory per GPU: {:.1f} of {:.1f} GiB ({}{}): {} GiB\n", l.total_bytes() / gib,
                      l.capacity_bytes / gib, l.fits() ? "fits" : "does not fit",
-                     fmt::join(parts, ", "));
+                     headroom.empty() ? "" : " " + headroom, fmt::join(parts, ", "));
 }
 
 /// The five parts of the explanation and the alternatives, in words (brief: the first
@@ -238,7 +238,12 @@ std::string report_text(const PlanReport& r, TextDetail detail) {
   }
   out += explanation_text(r, detail);
   if (detail == TextDetail::brief) {
-    out += "\n" + memory_line(best.memory);  // after the simplest answer, in the same block
+    // After the simplest answer, in the same block; with the headroom clause when the ledger
+    // fits with less room than its validated error (report/accuracy.hpp).
+    out += "\n" + memory_line(best.memory,
+                               r.short_of_memory_headroom
+                                   ? memory_headroom_clause(ctx, best, r.memory_roomy)
+                                   : std::string());
     if (ctx.workload.kind == WorkloadKind::serving) {
       out += "\nTime\n" + describe_time(ctx, best);
       out += serving_capacity_text(ctx, best);
@@ -258,6 +263,9 @@ std::string report_text(const PlanReport& r, TextDetail detail) {
     return out;
   }
   out += "\nMemory per GPU\n" + describe_memory_lines(best.memory);
+  if (r.short_of_memory_headroom) {
+    out += "  headroom: " + memory_headroom_clause(ctx, best, r.memory_roomy) + "\n";
+  }
   out += "\nTime\n" + describe_time(ctx, best);
   if (ctx.workload.kind == WorkloadKind::serving) {
     out += serving_capacity_text(ctx, best);

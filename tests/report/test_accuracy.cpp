@@ -93,6 +93,67 @@ TEST_CASE("The quoted accuracy is what the validation records give", "[accuracy]
   CHECK(populated.size() == model_accuracy.size());
 }
 
+TEST_CASE("The quoted memory accuracy is what the validation records give",
+          "[accuracy][validate][memory]") {
+  // Peak memory as the runs measured it (the caching allocator's maximum reserved) against the
+  // ledger's allocator-reserved bytes, over the validation records that publish it.
+  std::vector<double> abs_errors;
+  double excess = -1;
+  for (const ValidationRecord& r : validation_records()) {
+    if (r.set != "validation" || !r.measured.memory_peak_bytes) continue;
+    const RecordResult x = validate_record(r);
+    const double predicted = x.memory_peak_bytes.predicted;
+    const double measured = *r.measured.memory_peak_bytes;
+    abs_errors.push_back(std::abs(predicted - measured) / measured);
+    excess = std::max(excess, (measured - predicted) / predicted);
+  }
+  INFO(fmt::format("from the records: {}, {:.5f}, {:.5f}, {:.5f}", abs_errors.size(),
+                   median(abs_errors), *std::max_element(abs_errors.begin(), abs_errors.end()),
+                   excess));
+  CHECK(static_cast<int>(abs_errors.size()) == memory_accuracy.records);
+  CHECK(median(abs_errors) == Approx(memory_accuracy.median_abs_error).margin(6e-6));
+  CHECK(*std::max_element(abs_errors.begin(), abs_errors.end()) ==
+        Approx(memory_accuracy.max_abs_error).margin(6e-6));
+  CHECK(excess == Approx(memory_accuracy.max_excess).margin(6e-6));
+}
+
+TEST_CASE("A recommendation short of the validated memory headroom names one that has it",
+          "[accuracy][memory]") {
+  const double u = memory_accuracy.max_excess;
+  // What the caching allocator reserves, by the ledger: the total less the runtime reserve.
+  const auto reserved = [](const nlohmann::json& m) {
+    return m.at("total").get<double>() - m.at("reserve").get<double>();
+  };
+  const auto room = [&](const nlohmann::json& m) {
+    return reserved(m) * (1 + u) + m.at("reserve").get<double>() <= m.at("capacity").get<double>();
+  };
+  // DeepSeek-V3 on 2,048 H800: the fastest plan fills 79.6 of 79.6 GiB.
+  const auto tight = cli_harness::run({"plan", "scenarios/deepseek-v3-h800.json",
+                                       "--no-thresholds", "--format", "json"});
+  REQUIRE(tight.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(tight.out);
+  const nlohmann::json& best = j.at("best");
+  const nlohmann::json& memory = j.at("trust").at("memory");
+  CHECK_FALSE(room(best.at("memory")));
+  CHECK(memory.at("headroom") == false);
+  REQUIRE(memory.contains("roomy_alternative"));
+  const nlohmann::json& roomy = memory.at("roomy_alternative");
+  CHECK(room(roomy.at("memory")));
+  // It is searched among slower or equal plans: the recommendation was the fastest.
+  CHECK(roomy.at("speedup").get<double>() <= 1.0 + 1e-12);
+  const auto text = cli_harness::run({"plan", "scenarios/deepseek-v3-h800.json", "--no-thresholds"});
+  CHECK_THAT(text.out, Catch::Contains("measured peaks have run up to 8.6 % above"));
+  CHECK_THAT(text.out, Catch::Contains(roomy.at("description").get<std::string>()));
+  // Llama 3.1 70B on 64 H100 (q2): 67.0 of 79.6 GiB, room enough; nothing added.
+  const auto roomy_plan = cli_harness::run({"plan", "scenarios/q2-llama-3.1-70b-64-h100.json",
+                                            "--no-thresholds", "--format", "json"});
+  REQUIRE(roomy_plan.code == 0);
+  const nlohmann::json q2 = nlohmann::json::parse(roomy_plan.out);
+  CHECK(room(q2.at("best").at("memory")));
+  CHECK(q2.at("trust").at("memory").at("headroom") == true);
+  CHECK_FALSE(q2.at("trust").at("memory").contains("roomy_alternative"));
+}
+
 TEST_CASE("The validated envelope is the reach of the validation records", "[accuracy][regime]") {
   // Each limit of model/regime.hpp's validated_envelope, recomputed from validation/.
   std::int64_t zero3 = 0, depth = 1, cp_tokens = 0;

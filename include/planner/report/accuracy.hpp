@@ -91,6 +91,27 @@ inline constexpr std::array<ModelAccuracy, 15> model_accuracy{{
     {{true, StateSharding::zero3, false, Scale::to_256}, 2, 0.17632, 0.24332, 0.17632},
 }};
 
+/// The memory ledger's error on the validation runs that measured peak memory (torchtitan on
+/// H100 with FSDP, tp, pp and cp: the caching allocator's maximum reserved against the ledger
+/// with its default reserve): runs, median and worst |error| ((predicted − measured) /
+/// measured), and the most a measured peak exceeded its prediction, (measured − predicted) /
+/// predicted. tests/report/test_accuracy.cpp recomputes it from validation/.
+struct MemoryAccuracy {
+  int records = 0;
+  double median_abs_error = 0;
+  double max_abs_error = 0;
+  double max_excess = 0;
+};
+inline constexpr MemoryAccuracy memory_accuracy{9, 0.03627, 0.07897, 0.08574};
+
+/// Whether a training plan's ledger leaves the headroom its validated error asks for: what
+/// the caching allocator reserves (the figure the runs measured) grown by the largest excess a
+/// published peak showed, plus the runtime reserve, still fits the GPU.
+[[nodiscard]] inline bool has_memory_headroom(const MemoryLedger& l) noexcept {
+  return l.allocator_reserved_bytes() * (1.0 + memory_accuracy.max_excess) + l.reserve_bytes <=
+         l.capacity_bytes;
+}
+
 /// What a plan's prediction quotes: its regime's row, or, where no validation run shares the
 /// regime, the nearest populated one (fewest differing features, scale counted by steps).
 struct QuotedAccuracy {
@@ -126,6 +147,12 @@ struct QuotedAccuracy {
 /// 12.3 % faster; no published run validates it: REASON (--rank raw recommends it)".
 [[nodiscard]] std::string unvalidated_sentence(const Context& ctx, const Evaluation& best,
                                                const Evaluation& unvalidated);
+
+/// The clause the memory line adds when the recommendation lacks that headroom: "with 0.1 %
+/// to spare; published peaks ran up to 8.6 % above this ledger (9 runs): with that headroom,
+/// PLAN, 1.2 % slower" (or "no plan fits with that headroom").
+[[nodiscard]] std::string memory_headroom_clause(const Context& ctx, const Evaluation& best,
+                                                 const std::optional<Evaluation>& roomy);
 
 /// The line when no plan fits inside the envelope and the raw ranking answers.
 [[nodiscard]] std::string envelope_empty_sentence(const Context& ctx, const Plan& best);
