@@ -126,14 +126,17 @@ std::string unvalidated_sentence(const Context& ctx, const Evaluation& best,
                      describe(ctx, unvalidated.plan), 100 * gain, why);
 }
 
+std::string memory_headroom_note(const MemoryLedger& l) {
+  const double spare = (l.capacity_bytes - l.total_bytes()) / l.capacity_bytes;
+  return fmt::format(
+      "with {:.1f} % to spare; measured peaks have run up to {:.1f} % above what the planner "
+      "predicts the caching allocator reserves ({} published runs)",
+      100 * std::max(0.0, spare), 100 * memory_accuracy.max_excess, memory_accuracy.records);
+}
+
 std::string memory_headroom_clause(const Context& ctx, const Evaluation& best,
                                    const std::optional<Evaluation>& roomy) {
-  const MemoryLedger& l = best.memory;
-  const double spare = (l.capacity_bytes - l.total_bytes()) / l.capacity_bytes;
-  std::string out = fmt::format(
-      "with {:.1f} % to spare; measured peaks have run up to {:.1f} % above what the planner "
-      "predicts the caching allocator reserves ({} published runs): ",
-      100 * std::max(0.0, spare), 100 * memory_accuracy.max_excess, memory_accuracy.records);
+  const std::string out = memory_headroom_note(best.memory) + ": ";
   if (!roomy) return out + "no plan fits with that headroom";
   const double slower =
       1.0 - roomy->training.tokens_per_second / best.training.tokens_per_second;

@@ -469,6 +469,15 @@ json evaluation_report_json(const Scenario& s, const Context& ctx, const Evaluat
   j["plan"] = plan_json(ctx, e);
   j["fits"] = e.fits();
   j["traffic"] = traffic_json(ctx, e, traffic_notes(ctx, e));
+  if (ctx.workload.kind == WorkloadKind::training) {
+    // The ledger's validated error and whether this plan leaves room for it (docs/ranking.md
+    // §6), as `plan` reports it under trust.memory.
+    j["memory_headroom"] = json{
+        {"headroom", has_memory_headroom(e.memory)},
+        {"max_excess", memory_accuracy.max_excess},
+        {"spare_fraction",
+         std::max(0.0, (e.memory.capacity_bytes - e.memory.total_bytes()) / e.memory.capacity_bytes)}};
+  }
   if (const std::optional<QuotedAccuracy> a = plan_accuracy(ctx, e.plan)) {
     j["accuracy"] = accuracy_json(*a);
   }

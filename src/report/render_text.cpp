@@ -304,6 +304,9 @@ std::string evaluation_report_text(const Scenario& s, const Context& ctx, const 
   }
   out += "\nMemory per GPU\n" + describe_memory_lines(e.memory);
   if (!e.fits()) out += "  " + memory_reason(e.memory) + "\n";
+  if (ctx.workload.kind == WorkloadKind::training && e.fits() && !has_memory_headroom(e.memory)) {
+    out += "  headroom: " + memory_headroom_note(e.memory) + "\n";
+  }
   out += "\nTime\n" + describe_time(ctx, e);
   if (const std::optional<QuotedAccuracy> a = plan_accuracy(ctx, e.plan)) {
     out += "  " + accuracy_sentence(*a) + "\n";

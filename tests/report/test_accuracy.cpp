@@ -154,6 +154,36 @@ TEST_CASE("A recommendation short of the validated memory headroom names one tha
   CHECK_FALSE(q2.at("trust").at("memory").contains("roomy_alternative"));
 }
 
+TEST_CASE("memory says when a pinned plan lacks the validated memory headroom",
+          "[accuracy][memory]") {
+  // q2's recommendation pinned: 67.0 GiB with a 6 GiB reserve, so 61.0 GiB the allocator
+  // reserves; grown by the 8.6 % excess, 66.2 + 6 = 72.2 GiB. On 70 GiB it fits without the
+  // room; on the scenario's 79.6 GiB it has it.
+  const std::vector<std::string> plan{"memory", "scenarios/q2-llama-3.1-70b-64-h100.json",
+                                      "--tp", "2", "--cp", "2", "--dp", "16", "--zero", "3",
+                                      "--sp", "on", "--flash", "on", "--recompute", "selective",
+                                      "--micro-batch", "1"};
+  auto tight = plan;
+  tight.insert(tight.end(), {"--set", "/cluster/gpu/memory=70GiB"});
+  const auto text = cli_harness::run(tight);
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("headroom: with"));
+  tight.insert(tight.end(), {"--format", "json"});
+  const nlohmann::json j = nlohmann::json::parse(cli_harness::run(tight).out);
+  const nlohmann::json& m = j.at("plan").at("memory");
+  const double reserve = m.at("reserve").get<double>();
+  const double reserved = m.at("total").get<double>() - reserve;
+  CHECK(reserved / gib == Approx(61.0).epsilon(0.002));
+  CHECK(j.at("fits") == true);
+  CHECK(reserved * 1.08574 + reserve > 70 * gib);
+  CHECK(j.at("memory_headroom").at("headroom") == false);
+  auto roomy = plan;
+  roomy.insert(roomy.end(), {"--format", "json"});
+  const nlohmann::json k = nlohmann::json::parse(cli_harness::run(roomy).out);
+  CHECK(k.at("memory_headroom").at("headroom") == true);
+  CHECK_THAT(cli_harness::run(plan).out, !Catch::Contains("headroom:"));
+}
+
 TEST_CASE("The validated envelope is the reach of the validation records", "[accuracy][regime]") {
   // Each limit of model/regime.hpp's validated_envelope, recomputed from validation/.
   std::int64_t zero3 = 0, depth = 1, cp_tokens = 0;

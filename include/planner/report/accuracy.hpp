@@ -128,6 +128,11 @@ struct QuotedAccuracy {
 [[nodiscard]] std::string unvalidated_sentence(const Context& ctx, const Evaluation& best,
                                                const Evaluation& unvalidated);
 
+/// "with 0.1 % to spare; measured peaks have run up to 8.6 % above what the planner predicts
+/// the caching allocator reserves (9 published runs)": a ledger without the headroom
+/// (model/memory_accuracy.hpp has_memory_headroom).
+[[nodiscard]] std::string memory_headroom_note(const MemoryLedger& l);
+
 /// The clause the memory line adds when the recommendation lacks that headroom: "with 0.1 %
 /// to spare; published peaks ran up to 8.6 % above this ledger (9 runs): with that headroom,
 /// PLAN, 1.2 % slower" (or "no plan fits with that headroom").
