@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "planner/io/context.hpp"
+#include "planner/model/memory_accuracy.hpp"
 #include "planner/report/explain_text.hpp"
 #include "planner/search/constraints.hpp"
 #include "planner/search/search.hpp"
@@ -60,6 +61,7 @@ std::vector<SearchRegret> search_regrets(const std::vector<ValidationRecord>& re
                               : row.speedup;
       // Checked against the frameworks' own rules, not the search's constraint (which is the
       // same predicate by construction): a pick no framework launches is a defect.
+      row.memory_headroom = has_memory_headroom(row.pick.memory);
       row.launchable = false;
       for (const Framework f : launching_frameworks) {
         row.launchable = row.launchable || (framework_config_violation(f, row.pick.plan).empty() &&
@@ -77,7 +79,7 @@ void print_search_regrets(const std::vector<SearchRegret>& rows, const std::stri
   std::vector<double> recipe_speedups;  // the published recipes, baselines left out
   std::vector<double> today_speedups;   // with the records' software constraints lifted
   std::size_t constrained = 0;
-  std::size_t over = 0, unlaunchable = 0;
+  std::size_t over = 0, unlaunchable = 0, tight = 0;
   const SearchRegret* worst = nullptr;
   for (const SearchRegret& r : rows) {
     if (!r.found) continue;
@@ -87,6 +89,7 @@ void print_search_regrets(const std::vector<SearchRegret>& rows, const std::stri
     if (!r.record->baseline) recipe_speedups.push_back(r.speedup);
     over += r.speedup > 1.10;
     unlaunchable += !r.launchable;
+    tight += !r.memory_headroom;
     if (!worst || r.speedup > worst->speedup) worst = &r;
   }
   const double med = median(speedups);
@@ -104,6 +107,7 @@ void print_search_regrets(const std::vector<SearchRegret>& rows, const std::stri
     j["worst"] = worst ? worst->record->id : "";
     j["over_1_10"] = over;
     j["not_launchable"] = unlaunchable;
+    j["without_memory_headroom"] = tight;
     nlohmann::json list = nlohmann::json::array();
     for (const SearchRegret& r : rows) {
       const Context ctx = make_context(r.record->scenario);
@@ -113,6 +117,7 @@ void print_search_regrets(const std::vector<SearchRegret>& rows, const std::stri
                       {"speedup", r.speedup},
                       {"speedup_today_features", r.speedup_today},
                       {"launchable", r.launchable},
+                      {"memory_headroom", r.memory_headroom},
                       {"baseline", r.record->baseline}});
     }
     j["rows"] = list;
@@ -122,9 +127,10 @@ void print_search_regrets(const std::vector<SearchRegret>& rows, const std::stri
   out << fmt::format("{:<44} {:>8}  {}\n", "record", "speed-up", "planner's pick (published plan)");
   for (const SearchRegret& r : rows) {
     const Context ctx = make_context(r.record->scenario);
-    out << fmt::format("{:<44} {:>7.3f}x  {}{}\n    published{}: {}\n", r.record->id, r.speedup,
+    out << fmt::format("{:<44} {:>7.3f}x  {}{}{}\n    published{}: {}\n", r.record->id, r.speedup,
                        r.found ? describe(ctx, r.pick.plan) : std::string("no plan found"),
                        r.launchable ? "" : "  [no framework launches it]",
+                       r.memory_headroom ? "" : "  [without the validated memory headroom]",
                        r.record->baseline ? " (as a baseline)" : "",
                        describe(ctx, r.published.plan));
   }
@@ -137,6 +143,9 @@ void print_search_regrets(const std::vector<SearchRegret>& rows, const std::stri
                      "baseline they compare against): {:.3f}x at the median\n",
                      recipe_speedups.size(), speedups.size() - recipe_speedups.size(),
                      recipe_med);
+  out << fmt::format("{} picks fit without the validated memory headroom (docs/ranking.md "
+                     "section 6)\n",
+                     tight);
   out << fmt::format("{} records keep to what their software launched (constraints.fix: before "
                      "sequence parallelism, selective recompute or FlashAttention); with those "
                      "lifted, the median over all {} is {:.3f}x\n",

@@ -74,5 +74,8 @@ TEST_CASE("validate --search: the planner's picks against the published plans",
   // SC21 Table 2 (12), MT-NLG (3), BLOOM (1), Korthikanti et al. (8).
   CHECK(j.at("constrained_records") == 24);
   CHECK(j.at("not_launchable") == 0);
+  std::size_t tight = 0;
+  for (const SearchRegret& r : rows) tight += !r.memory_headroom;
+  CHECK(j.at("without_memory_headroom") == tight);
   CHECK(j.at("rows").size() == rows.size());
 }

@@ -26,6 +26,8 @@ struct SearchRegret {
   /// software older than them could not launch. Equal to `speedup` without constraints.
   double speedup_today = 0;
   bool launchable = true;  ///< some framework launches the pick as written (constraints.hpp)
+  /// The pick's ledger leaves the room its validated error asks for (model/memory_accuracy.hpp).
+  bool memory_headroom = true;
   bool found = false;    ///< the search found a plan
 };
 
