@@ -228,6 +228,34 @@ TEST_CASE("plan --format html: a pipeline whose p micro-batches alone pass the c
   CHECK(titles == 16384);
 }
 
+TEST_CASE("plan --format html: a pipeline too deep for its p micro-batches is drawn on its "
+          "first and last stages",
+          "[pictures][B]") {
+  // B with 192 layers pinned at pp 64, v 3, m 64: even m = p is 2·64·3·64 = 24,576 passes,
+  // past the 20,000 of a whole drawing (it was not drawn). The ends are drawn: k = floor(10,000
+  // / (4·3·64)) = 13 stages at each end, 2·26·3·64 = 9,984 passes, the step still
+  // 64 + (64 - 1)/3 = 85 slots (Narayanan et al. 2021 §2.2.2), and a note names the stages.
+  const auto r = run({"plan", "scenarios/b.json", "--format", "html", "--no-thresholds", "--set",
+                      "/model/layers=192", "--set", "/model/params=156000000000", "--set",
+                      "/workload/global_batch_tokens=262144", "--set",
+                      R"(/plan={"dp":1,"tp":1,"pp":64,"cp":1,"zero":1,"recompute":"full",)"
+                      R"("flash_attention":true,"sequence_parallel":false,"micro_batch":1,)"
+                      R"("grad_accum":64,"virtual_stages":3})"});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("Drawn on stages 1-13 and 52-64 of its 64"));
+  const std::string svg = pinned_schedule(r.out);
+  REQUIRE_FALSE(svg.empty());
+  const auto slots = attribute_values(svg, R"(g class="schedule-end")", "data-slots");
+  REQUIRE(slots.size() == 1);
+  CHECK(std::stod(slots.front()) == Approx(85.0));
+  const auto stages = attribute_values(svg, R"(rect [^>]*class="pass )", "data-stage");
+  CHECK(stages.size() == 9984);
+  for (const std::string& stage : stages) {
+    const int s = std::stoi(stage);
+    CHECK((s < 13 || s >= 51));
+  }
+}
+
 TEST_CASE("timed_schedule: 1F1B on 4 stages and 8 micro-batches, by hand", "[pictures][schedule]") {
   planner::Plan p;
   p.pp = 4;
