@@ -3,6 +3,7 @@
 // every drawn number in a data attribute, checked against hand calculations of scenario B).
 // The page in a real browser: tests/browser_test.sh.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -199,18 +200,26 @@ TEST_CASE("plan --format html: a deep interleaved schedule is drawn shortened ra
   CHECK(attribute_values(svg, R"(rect [^>]*class="pass )", "data-chunk").size() == 8960);
 }
 
+/// B with `layers` layers (their parameters scaled, 812.5 M a layer) pinned at pp 64 with
+/// `virtual_stages` chunks per stage and 64 micro-batches of one sequence: its HTML page.
+static cli_harness::Run deep_b_page(int layers, int virtual_stages) {
+  return run({"plan", "scenarios/b.json", "--format", "html", "--no-thresholds", "--set",
+              fmt::format("/model/layers={}", layers), "--set",
+              fmt::format("/model/params={}", 812500000LL * layers), "--set",
+              "/workload/global_batch_tokens=262144", "--set",
+              fmt::format(R"(/plan={{"dp":1,"tp":1,"pp":64,"cp":1,"zero":1,"recompute":"full",)"
+                          R"("flash_attention":true,"sequence_parallel":false,"micro_batch":1,)"
+                          R"("grad_accum":64,"virtual_stages":{}}})",
+                          virtual_stages)});
+}
+
 TEST_CASE("plan --format html: a pipeline whose p micro-batches alone pass the cap is drawn "
           "with p, every pass with its hover title",
           "[pictures][B]") {
   // B with 128 layers pinned at pp 64, v 2 (one layer per chunk), m 64: its p micro-batches
   // alone are 2·64·2·64 = 16,384 passes, past the 10,000 of a shortened drawing; drawn whole
   // (m = p) in 64 + (64 - 1)/2 = 95.5 slots (Narayanan et al. 2021 §2.2.2). It was not drawn.
-  const auto r = run({"plan", "scenarios/b.json", "--format", "html", "--no-thresholds", "--set",
-                      "/model/layers=128", "--set", "/model/params=104000000000", "--set",
-                      "/workload/global_batch_tokens=262144", "--set",
-                      R"(/plan={"dp":1,"tp":1,"pp":64,"cp":1,"zero":1,"recompute":"full",)"
-                      R"("flash_attention":true,"sequence_parallel":false,"micro_batch":1,)"
-                      R"("grad_accum":64,"virtual_stages":2})"});
+  const auto r = deep_b_page(128, 2);
   REQUIRE(r.code == 0);
   const std::string svg = pinned_schedule(r.out);
   REQUIRE_FALSE(svg.empty());
@@ -235,12 +244,7 @@ TEST_CASE("plan --format html: a pipeline too deep for its p micro-batches is dr
   // past the 20,000 of a whole drawing (it was not drawn). The ends are drawn: k = floor(10,000
   // / (4·3·64)) = 13 stages at each end, 2·26·3·64 = 9,984 passes, the step still
   // 64 + (64 - 1)/3 = 85 slots (Narayanan et al. 2021 §2.2.2), and a note names the stages.
-  const auto r = run({"plan", "scenarios/b.json", "--format", "html", "--no-thresholds", "--set",
-                      "/model/layers=192", "--set", "/model/params=156000000000", "--set",
-                      "/workload/global_batch_tokens=262144", "--set",
-                      R"(/plan={"dp":1,"tp":1,"pp":64,"cp":1,"zero":1,"recompute":"full",)"
-                      R"("flash_attention":true,"sequence_parallel":false,"micro_batch":1,)"
-                      R"("grad_accum":64,"virtual_stages":3})"});
+  const auto r = deep_b_page(192, 3);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("Drawn on stages 1-13 and 52-64 of its 64"));
   const std::string svg = pinned_schedule(r.out);
