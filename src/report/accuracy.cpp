@@ -127,11 +127,10 @@ std::string unvalidated_sentence(const Context& ctx, const Evaluation& best,
 }
 
 std::string memory_headroom_note(const MemoryLedger& l) {
-  const double spare = (l.capacity_bytes - l.total_bytes()) / l.capacity_bytes;
   return fmt::format(
       "with {:.1f} % to spare; measured peaks have run up to {:.1f} % above what the planner "
       "predicts the caching allocator reserves ({} published runs)",
-      100 * std::max(0.0, spare), 100 * memory_accuracy.max_excess, memory_accuracy.records);
+      100 * spare_fraction(l), 100 * memory_accuracy.max_excess, memory_accuracy.records);
 }
 
 std::string memory_headroom_clause(const Context& ctx, const Evaluation& best,

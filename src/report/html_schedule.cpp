@@ -70,7 +70,9 @@ std::string schedule_svg(const Context& ctx, const Evaluation& e, std::string_vi
   // last stages only: the warm-up, the steady phase and the cool-down as the ends see them.
   Plan p = e.plan;
   p.grad_accum = drawn_micro_batches(e.plan);
-  if (p.grad_accum <= 0) p.grad_accum = std::min(e.plan.grad_accum, std::max<std::int64_t>(p.pp, 1));
+  if (p.grad_accum <= 0) {
+    p.grad_accum = std::min(e.plan.grad_accum, std::max<std::int64_t>(p.pp, 1));
+  }
   const std::int64_t v_chunks = std::max<std::int64_t>(p.virtual_stages, 1);
   if (2 * std::max<std::int64_t>(p.pp, 1) * v_chunks * p.grad_accum > max_timed_passes) return "";
   const std::int64_t ends = stages_at_each_end(p);
@@ -89,7 +91,9 @@ std::string schedule_svg(const Context& ctx, const Evaluation& e, std::string_vi
                              ends, p.pp - ends + 1, p.pp, p.pp);
   }
   // The row a stage is drawn on: every stage, or the first `ends`, a gap row, the last `ends`.
-  const auto drawn = [&](std::int64_t stage) { return ends == 0 || stage < ends || stage >= p.pp - ends; };
+  const auto drawn = [&](std::int64_t stage) {
+    return ends == 0 || stage < ends || stage >= p.pp - ends;
+  };
   const auto row_of = [&](std::int64_t stage) {
     return ends == 0 || stage < ends ? stage : stage - (p.pp - ends) + ends + 1;
   };

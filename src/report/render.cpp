@@ -358,7 +358,7 @@ json report_json(const PlanReport& r) {
                 {"median_abs_error", memory_accuracy.median_abs_error},
                 {"max_abs_error", memory_accuracy.max_abs_error},
                 {"max_excess", memory_accuracy.max_excess},
-                {"spare_fraction", std::max(0.0, (l.capacity_bytes - l.total_bytes()) / l.capacity_bytes)},
+                {"spare_fraction", spare_fraction(l)},
                 {"headroom", !r.short_of_memory_headroom}};
     if (r.memory_roomy) {
       json roomy = plan_json(ctx, *r.memory_roomy);
@@ -475,8 +475,7 @@ json evaluation_report_json(const Scenario& s, const Context& ctx, const Evaluat
     j["memory_headroom"] = json{
         {"headroom", has_memory_headroom(e.memory)},
         {"max_excess", memory_accuracy.max_excess},
-        {"spare_fraction",
-         std::max(0.0, (e.memory.capacity_bytes - e.memory.total_bytes()) / e.memory.capacity_bytes)}};
+        {"spare_fraction", spare_fraction(e.memory)}};
   }
   if (const std::optional<QuotedAccuracy> a = plan_accuracy(ctx, e.plan)) {
     j["accuracy"] = accuracy_json(*a);

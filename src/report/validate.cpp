@@ -26,7 +26,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array scenario_keys{"name", "description", "model", "cluster", "workload", "plan", "constraints"};
+constexpr std::array scenario_keys{"name",     "description", "model",      "cluster",
+                                   "workload", "plan",        "constraints"};
 constexpr std::array record_keys{"id",       "set",     "source",  "measured", "not_modelled",
                                  "notes",    "name",    "description", "model", "cluster",
                                  "workload", "plan",    "family",  "bf16_sibling",

@@ -141,7 +141,8 @@ TEST_CASE("A recommendation short of the validated memory headroom names one tha
   CHECK(room(roomy.at("memory")));
   // It is searched among slower or equal plans: the recommendation was the fastest.
   CHECK(roomy.at("speedup").get<double>() <= 1.0 + 1e-12);
-  const auto text = cli_harness::run({"plan", "scenarios/deepseek-v3-h800.json", "--no-thresholds"});
+  const auto text =
+      cli_harness::run({"plan", "scenarios/deepseek-v3-h800.json", "--no-thresholds"});
   CHECK_THAT(text.out, Catch::Contains("measured peaks have run up to 8.6 % above"));
   CHECK_THAT(text.out, Catch::Contains(roomy.at("description").get<std::string>()));
   // Llama 3.1 70B on 64 H100 (q2): 67.0 of 79.6 GiB, room enough; nothing added.

@@ -1,4 +1,6 @@
 #pragma once
+#include <algorithm>
+
 #include "planner/model/memory.hpp"
 
 /// The memory ledger's measured error, and the headroom a plan keeps for it (docs/ranking.md
@@ -18,6 +20,13 @@ struct MemoryAccuracy {
   double max_excess = 0;
 };
 inline constexpr MemoryAccuracy memory_accuracy{9, 0.03627, 0.07897, 0.08574};
+
+/// The share of the GPU's memory the ledger leaves free, (capacity − total) / capacity, ≥ 0.
+[[nodiscard]] inline double spare_fraction(const MemoryLedger& l) noexcept {
+  return l.capacity_bytes > 0
+             ? std::max(0.0, (l.capacity_bytes - l.total_bytes()) / l.capacity_bytes)
+             : 0.0;
+}
 
 /// Whether a training plan's ledger leaves the headroom its validated error asks for: what
 /// the caching allocator reserves (the figure the runs measured) grown by the largest excess a

@@ -10,9 +10,9 @@
 /// searched on the record's model, cluster and workload, and the speed-up the planner believes
 /// its pick has over the published plan (both timed by the same model). The search keeps to
 /// what the record's software launched (its `constraints.fix`: SC21's Megatron-LM had no
-/// sequence parallelism, say); the speed-up with today's features is reported beside it. A planner whose search
-/// exploits its model's optimism believes large speed-ups; one that ranks for trust stays near
-/// the published plans (docs/ranking.md §4, docs/validation.md §Search).
+/// sequence parallelism, say); the speed-up with today's features is reported beside it. A
+/// planner whose search exploits its model's optimism believes large speed-ups; one that ranks
+/// for trust stays near the published plans (docs/ranking.md §4, docs/validation.md §Search).
 
 namespace planner {
 
