@@ -233,6 +233,8 @@ TEST_CASE("Constraint errors name the item and the fix", "[constraints]") {
   CHECK_FALSE(unconstrained(parse_fix("recompute!=full", "--fix", "")));
   CHECK_THAT(message("recompute=full,recompute!=full"), Catch::Contains("contradicts"));
   CHECK_THAT(message("tp!=2"), Catch::Contains("'=', '<=' or '>=' only"));
+  CHECK_THAT(message("recompute!=none,recompute!=selective,recompute!=op,recompute!=full"),
+             Catch::Contains("leaves no recompute mode"));
   CHECK_THAT(message("flash!=on"), Catch::Contains("'=' only"));
   // With selective recompute ruled out, the search recommends none: q1's answer (selective
   // recompute with flash) moves to another mode.
