@@ -1,13 +1,12 @@
 #include "planner/report/html_report.hpp"
 
-#include "planner/report/accuracy.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "html_parts.hpp"
 #include "planner/io/text.hpp"
+#include "planner/report/accuracy.hpp"
 #include "planner/report/explain_text.hpp"
 #include "planner/report/headline.hpp"
 #include "planner/report/markdown_report.hpp"

@@ -29,21 +29,17 @@ constexpr double min_chunk_slot_px = 12;
 /// The micro-batches drawn: all of them, or, when that is more than max_passes passes
 /// (2·p·v each), the most that fit, a multiple of p (Megatron-LM's interleaved schedule needs
 /// one, and with at least p the warm-up, steady phase and cool-down all show); p when even
-/// those pass max_passes but not min_schedule_passes. 0: not drawn.
+/// those pass max_passes (past min_schedule_passes they are drawn on the end stages alone,
+/// stages_at_each_end).
 std::int64_t drawn_micro_batches(const Plan& p) {
   const std::int64_t stages = std::max<std::int64_t>(p.pp, 1);
   const std::int64_t per_micro_batch = 2 * stages * std::max<std::int64_t>(p.virtual_stages, 1);
   const auto cap = static_cast<std::int64_t>(max_passes) / per_micro_batch;
   if (p.grad_accum <= cap) return p.grad_accum;
   const std::int64_t m = cap - cap % stages;
-  if (m >= stages) return m;
-  const bool fits = stages <= static_cast<std::int64_t>(min_schedule_passes) / per_micro_batch;
-  return fits ? std::min(p.grad_accum, stages) : 0;
+  return m >= stages ? m : std::min(p.grad_accum, stages);
 }
 
-/// The forward pass's share of a micro-batch slot: its FLOPs over all the slot's FLOPs
-/// (model/compute.hpp: forward 2PD plus a third of attention; backward twice that plus the
-/// recompute), so a backward box is about twice as wide as a forward one.
 /// The stages drawn at each end of a pipeline whose p micro-batches pass min_schedule_passes:
 /// the most k whose passes on 2k stages (2·2k·v·m) fit in max_passes, at least 1; 0 when
 /// every stage is drawn.
@@ -52,10 +48,14 @@ std::int64_t stages_at_each_end(const Plan& p) {
   const std::int64_t v = std::max<std::int64_t>(p.virtual_stages, 1);
   if (2 * stages * v * p.grad_accum <= static_cast<std::int64_t>(min_schedule_passes)) return 0;
   const std::int64_t k = std::max<std::int64_t>(
-      1, static_cast<std::int64_t>(max_passes) / (4 * v * std::max<std::int64_t>(p.grad_accum, 1)));
+      1, static_cast<std::int64_t>(max_passes) /
+             (4 * v * std::max<std::int64_t>(p.grad_accum, 1)));
   return 2 * k >= stages ? 0 : k;
 }
 
+/// The forward pass's share of a micro-batch slot: its FLOPs over all the slot's FLOPs
+/// (model/compute.hpp: forward 2PD plus a third of attention; backward twice that plus the
+/// recompute), so a backward box is about twice as wide as a forward one.
 double forward_share(const Context& ctx, const Plan& p) {
   const MicroBatchFlops f = micro_batch_flops(ctx.model, p);
   return f.total() > 0 ? f.forward() / f.total() : 1.0 / 3.0;
@@ -70,9 +70,6 @@ std::string schedule_svg(const Context& ctx, const Evaluation& e, std::string_vi
   // last stages only: the warm-up, the steady phase and the cool-down as the ends see them.
   Plan p = e.plan;
   p.grad_accum = drawn_micro_batches(e.plan);
-  if (p.grad_accum <= 0) {
-    p.grad_accum = std::min(e.plan.grad_accum, std::max<std::int64_t>(p.pp, 1));
-  }
   const std::int64_t v_chunks = std::max<std::int64_t>(p.virtual_stages, 1);
   if (2 * std::max<std::int64_t>(p.pp, 1) * v_chunks * p.grad_accum > max_timed_passes) return "";
   const std::int64_t ends = stages_at_each_end(p);

@@ -1,7 +1,7 @@
 #include <algorithm>
 
 #include "planner/io/context.hpp"
-#include "planner/report/accuracy.hpp"
+#include "planner/model/memory_accuracy.hpp"
 #include "planner/report/report.hpp"
 #include "planner/search/rank.hpp"
 
@@ -39,8 +39,8 @@ PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds)
       r.unvalidated = other.ranked.front();
     }
   }
-  // A plan the ledger fits with less room than its validated error (report/accuracy.hpp
-  // memory_accuracy): the fastest plan that keeps that room, searched on a GPU of capacity
+  // A plan the ledger fits with less room than its validated error (model/memory_accuracy.hpp;
+  // docs/ranking.md §6): the fastest plan that keeps that room, searched on a GPU of capacity
   // C' = (C + u·reserve)/(1 + u), where "allocated + reserve <= C'" is "allocated·(1 + u) +
   // reserve <= C", then ledgered on the real GPU and kept only if it has the room.
   if (training && r.result.found() && !has_memory_headroom(r.result.ranked.front().memory)) {

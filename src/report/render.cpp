@@ -296,6 +296,15 @@ static json accuracy_json(const QuotedAccuracy& q) {
               {"outside_envelope", q.outside.empty() ? json(nullptr) : json(q.outside)}};
 }
 
+/// Whether a training ledger keeps the room its validated error asks for, with that error
+/// (model/memory_accuracy.hpp; docs/ranking.md §6): `plan`'s trust.memory, `memory`'s
+/// memory_headroom.
+static json memory_headroom_json(const MemoryLedger& l) {
+  return json{{"headroom", has_memory_headroom(l)},
+              {"max_excess", memory_accuracy.max_excess},
+              {"spare_fraction", spare_fraction(l)}};
+}
+
 json plan_json(const Context& ctx, const Evaluation& e) {
   json j = plan_fields_json(e.plan);
   j["placement"] = placement_json(ctx, e.plan);
@@ -351,15 +360,12 @@ json report_json(const PlanReport& r) {
           outside_envelope_reason(validated_envelope, ctx.model, ctx.cluster, r.unvalidated->plan);
       trust["unvalidated_alternative"] = u;
     }
-    // The memory ledger's validated error and whether the recommendation leaves room for it
-    // (report/accuracy.hpp memory_accuracy), with the fastest plan that does when it does not.
-    const MemoryLedger& l = r.result.ranked.front().memory;
-    json memory{{"records", memory_accuracy.records},
-                {"median_abs_error", memory_accuracy.median_abs_error},
-                {"max_abs_error", memory_accuracy.max_abs_error},
-                {"max_excess", memory_accuracy.max_excess},
-                {"spare_fraction", spare_fraction(l)},
-                {"headroom", !r.short_of_memory_headroom}};
+    // The memory ledger's validated error and whether the recommendation leaves room for it,
+    // with the fastest plan that does when it does not.
+    json memory = memory_headroom_json(r.result.ranked.front().memory);
+    memory["records"] = memory_accuracy.records;
+    memory["median_abs_error"] = memory_accuracy.median_abs_error;
+    memory["max_abs_error"] = memory_accuracy.max_abs_error;
     if (r.memory_roomy) {
       json roomy = plan_json(ctx, *r.memory_roomy);
       roomy["speedup"] = r.memory_roomy->training.tokens_per_second /
@@ -470,12 +476,7 @@ json evaluation_report_json(const Scenario& s, const Context& ctx, const Evaluat
   j["fits"] = e.fits();
   j["traffic"] = traffic_json(ctx, e, traffic_notes(ctx, e));
   if (ctx.workload.kind == WorkloadKind::training) {
-    // The ledger's validated error and whether this plan leaves room for it (docs/ranking.md
-    // §6), as `plan` reports it under trust.memory.
-    j["memory_headroom"] = json{
-        {"headroom", has_memory_headroom(e.memory)},
-        {"max_excess", memory_accuracy.max_excess},
-        {"spare_fraction", spare_fraction(e.memory)}};
+    j["memory_headroom"] = memory_headroom_json(e.memory);
   }
   if (const std::optional<QuotedAccuracy> a = plan_accuracy(ctx, e.plan)) {
     j["accuracy"] = accuracy_json(*a);

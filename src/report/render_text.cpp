@@ -239,7 +239,7 @@ std::string report_text(const PlanReport& r, TextDetail detail) {
   out += explanation_text(r, detail);
   if (detail == TextDetail::brief) {
     // After the simplest answer, in the same block; with the headroom clause when the ledger
-    // fits with less room than its validated error (report/accuracy.hpp).
+    // fits with less room than its validated error (model/memory_accuracy.hpp).
     out += "\n" + memory_line(best.memory,
                                r.short_of_memory_headroom
                                    ? memory_headroom_clause(ctx, best, r.memory_roomy)

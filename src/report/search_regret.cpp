@@ -13,23 +13,6 @@
 #include "planner/search/search.hpp"
 
 namespace planner {
-namespace {
-
-/// Whether a record's constraints narrow the default search (a fix item or a framework).
-bool narrows(const Constraints& c) {
-  const Constraints none;
-  for (std::size_t i = 0; i < c.degrees.size(); ++i) {
-    if (c.degrees[i].min != none.degrees[i].min || c.degrees[i].max != none.degrees[i].max) {
-      return true;
-    }
-  }
-  return c.zero.min != none.zero.min || c.zero.max != none.zero.max ||
-         c.replicas.min != none.replicas.min || c.replicas.max != none.replicas.max ||
-         c.recompute || c.recompute_excluded != 0 || c.flash_attention || c.sequence_parallel ||
-         c.framework != none.framework;
-}
-
-}  // namespace
 
 std::vector<SearchRegret> search_regrets(const std::vector<ValidationRecord>& records) {
   std::vector<SearchRegret> rows;
@@ -47,21 +30,24 @@ std::vector<SearchRegret> search_regrets(const std::vector<ValidationRecord>& re
     options.accounting = false;
     const SearchResult found = search(ctx, options);
     row.found = found.found();
-    // Today's features: the record's software constraints lifted, the default search's own.
-    Scenario today = r.scenario;
-    today.constraints = Constraints{};
-    const SearchResult found_today = search(make_context(today), options);
     if (row.found) {
       row.pick = found.ranked.front();
       row.speedup =
           row.pick.training.tokens_per_second / row.published.training.tokens_per_second;
-      row.speedup_today = found_today.found()
-                              ? found_today.ranked.front().training.tokens_per_second /
-                                    row.published.training.tokens_per_second
-                              : row.speedup;
+      row.speedup_today = row.speedup;
+      if (r.constrained) {
+        // Today's features: the record's software constraints lifted, the default search's.
+        Scenario today = r.scenario;
+        today.constraints = Constraints{};
+        const SearchResult found_today = search(make_context(today), options);
+        if (found_today.found()) {
+          row.speedup_today = found_today.ranked.front().training.tokens_per_second /
+                              row.published.training.tokens_per_second;
+        }
+      }
+      row.memory_headroom = has_memory_headroom(row.pick.memory);
       // Checked against the frameworks' own rules, not the search's constraint (which is the
       // same predicate by construction): a pick no framework launches is a defect.
-      row.memory_headroom = has_memory_headroom(row.pick.memory);
       row.launchable = false;
       for (const Framework f : launching_frameworks) {
         row.launchable = row.launchable || (framework_config_violation(f, row.pick.plan).empty() &&
@@ -85,7 +71,7 @@ void print_search_regrets(const std::vector<SearchRegret>& rows, const std::stri
     if (!r.found) continue;
     speedups.push_back(r.speedup);
     today_speedups.push_back(r.speedup_today);
-    constrained += narrows(r.record->scenario.constraints);
+    constrained += r.record->constrained;
     if (!r.record->baseline) recipe_speedups.push_back(r.speedup);
     over += r.speedup > 1.10;
     unlaunchable += !r.launchable;

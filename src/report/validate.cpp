@@ -171,6 +171,7 @@ ValidationRecord load_validation_record(const json& doc, const std::string& orig
     }
     r.baseline = as == "baseline";
   }
+  r.constrained = doc.contains("constraints");
   if (doc.contains("bf16_sibling")) {
     r.bf16_sibling = text_at(doc, "bf16_sibling", "", origin,
                              "the id of the same run in bf16, such as \"dgxc-llama3.1-8b-bf16-8gpu\"");

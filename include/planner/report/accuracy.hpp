@@ -133,9 +133,9 @@ struct QuotedAccuracy {
 /// (model/memory_accuracy.hpp has_memory_headroom).
 [[nodiscard]] std::string memory_headroom_note(const MemoryLedger& l);
 
-/// The clause the memory line adds when the recommendation lacks that headroom: "with 0.1 %
-/// to spare; published peaks ran up to 8.6 % above this ledger (9 runs): with that headroom,
-/// PLAN, 1.2 % slower" (or "no plan fits with that headroom").
+/// The clause the memory line adds when the recommendation lacks that headroom: the note, then
+/// ": with that headroom, PLAN (64.8 GiB), 5.5 % slower" (or "no plan fits with that
+/// headroom").
 [[nodiscard]] std::string memory_headroom_clause(const Context& ctx, const Evaluation& best,
                                                  const std::optional<Evaluation>& roomy);
 

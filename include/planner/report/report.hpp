@@ -36,7 +36,7 @@ struct PlanReport {
   /// No plan fits inside the validated envelope: the recommendation is the raw ranking's.
   bool envelope_empty = false;
   /// Training whose recommendation lacks the memory headroom its validated error asks for
-  /// (report/accuracy.hpp has_memory_headroom): true, and the fastest plan that has it, if any.
+  /// (model/memory_accuracy.hpp has_memory_headroom): true, and the fastest plan that has it, if any.
   bool short_of_memory_headroom = false;
   std::optional<Evaluation> memory_roomy;
 };

@@ -42,6 +42,9 @@ struct ValidationRecord {
   /// Korthikanti et al.'s full-recompute rows): still validated, but not a plan its authors
   /// recommend, so `validate --search` reports the picks against recipes apart.
   bool baseline = false;
+  /// The record states what its software could launch (record key "constraints", read by
+  /// `validate --search` alone; docs/validation.md §Search).
+  bool constrained = false;
   std::string citation;
   std::string location;
   Scenario scenario;   ///< with its pinned plan
