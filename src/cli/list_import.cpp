@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ostream>
 
 #include "command.hpp"
@@ -22,13 +23,15 @@ Runner add_list(CLI::App& sub) {
       ->check(CLI::IsMember({"models", "gpus"}));
   return [what](std::ostream& out, std::ostream&) {
     if (*what == "gpus") {
+      std::size_t name_width = 0;  // the longest name sets the column
+      for (const CatalogGpu& g : gpu_catalog()) name_width = std::max(name_width, g.name.size());
       for (const CatalogGpu& g : gpu_catalog()) {
         // The GEMM rate a scenario naming the GPU gets without a typed rate: the peak times
         // the efficiency fitted to its calibration runs, or the pooled one (docs/validation.md).
         const double peak = g.peak("bf16").value_or(0);
-        out << fmt::format("{:<16} {:>6.1f} GiB, {:>5.2f} TB/s, bf16 {:>6.0f} TFLOP/s dense; "
+        out << fmt::format("{:<{}} {:>6.1f} GiB, {:>5.2f} TB/s, bf16 {:>6.0f} TFLOP/s dense; "
                            "GEMMs at {:.1f} % of it, {:.0f} TFLOP/s ({})\n",
-                           g.name, g.memory_bytes / (1024.0 * 1024 * 1024),
+                           g.name, name_width, g.memory_bytes / (1024.0 * 1024 * 1024),
                            g.memory_bandwidth_bytes_per_second / 1e12, peak / 1e12,
                            100 * g.default_efficiency, peak * g.default_efficiency / 1e12,
                            g.efficiency_own ? "its own calibration fit"

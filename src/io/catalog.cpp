@@ -57,6 +57,7 @@ CatalogGpu read_entry(const json& e, double fallback_efficiency,
   g.nic_bits_per_second = number(out, "nic_bits_per_second");
   g.scale_out_processor_usage =
       out.contains("processor_usage") ? number(out, "processor_usage") : 0;
+  if (e.contains("variant_of")) g.variant_of = e.at("variant_of").at("value").get<std::string>();
   if (e.contains("default_efficiency")) {
     g.default_efficiency = number(e, "default_efficiency");
     g.efficiency_basis = e.at("default_efficiency").at("source").get<std::string>();

@@ -190,7 +190,7 @@ void print_fit(const std::vector<ValidationRecord>& records,
                                              r.efficiency_excluded);
     if (share && counts && r.set == "calibration") {
       per_gpu[g->name].push_back(*share);
-      pooled.push_back(*share);
+      if (g->variant_of.empty()) pooled.push_back(*share);
     }
   }
   out << "\nmedian over calibration records (the only runs constants may be fitted to):\n";

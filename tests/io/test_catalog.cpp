@@ -107,7 +107,7 @@ TEST_CASE("catalog: A100, H200, B200, GB200 and the AMD parts", "[catalog]") {
 }
 
 TEST_CASE("catalog: names, aliases and suggestions", "[catalog]") {
-  CHECK(planner::gpu_catalog().size() == 15);
+  CHECK(planner::gpu_catalog().size() == 16);
   CHECK(planner::find_catalog_gpu("h100-sxm5-80gb") == &gpu("H100-SXM"));
   CHECK(planner::find_catalog_gpu("A100") == &gpu("A100-SXM4-80GB"));
   CHECK(planner::find_catalog_gpu("V100") == nullptr);
@@ -172,11 +172,13 @@ TEST_CASE("loader: a catalog GPU fills memory, bandwidths and the effective rate
 TEST_CASE("loader: bad catalog names and conflicting fields", "[catalog][loader][errors]") {
   CHECK(load_error(scenario_with_gpu({{"catalog", "H100-SMX"}})) ==
         "a.json: /cluster/gpu/catalog: unknown GPU \"H100-SMX\" (did you mean \"H100-SXM\"?); "
-        "expected one of: A10, A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM, H100-PCIe, H100-NVL, "
+        "expected one of: A10, A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM, H100-SXM-96GB-500W, "
+        "H100-PCIe, H100-NVL, "
         "H200, H800, L40S, L4, B200, GB200, MI250X, MI300X, MI325X (data/gpus.json)");
   CHECK(load_error(scenario_with_gpu({{"catalog", "TPU-v5p"}})) ==
         "a.json: /cluster/gpu/catalog: unknown GPU \"TPU-v5p\"; expected one of: A10, "
-        "A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM, H100-PCIe, H100-NVL, H200, H800, L40S, L4, "
+        "A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM, H100-SXM-96GB-500W, H100-PCIe, H100-NVL, H200, "
+        "H800, L40S, L4, "
         "B200, GB200, MI250X, MI300X, MI325X (data/gpus.json)");
   CHECK(load_error(scenario_with_gpu({{"catalog", 100}})) ==
         "a.json: /cluster/gpu/catalog: expected a string, got 100");

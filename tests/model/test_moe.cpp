@@ -276,7 +276,9 @@ TEST_CASE("FP8 GEMMs run at the catalog's fp8 rate, MFU also against the bf16 ra
   CHECK_THAT(mfu_text(ctx, 0.5, model_flops, model_flops),
              Catch::StartsWith(fmt::format("MFU {:.1f} % of the bf16 dense peak, {:.1f} % of the fp8 "
                                            "peak (50.0 % of the effective",
-                                           100.0 * 400.0 * r / 989.4, 100.0 * 400.0 * r / 1978.9)));
+                                           100.0 * 400.0 * r / 989.4,
+                                           // exactly: half of 400 × 1978.9/989.4 × r of 1978.9
+                                           100.0 * 0.5 * 400.0 * 1978.9 / 989.4 * r / 1978.9)));
   // Each recipe its own ratio: row-wise scaling runs at its ratio of the same base rate,
   // block-wise at tensor-wise's (data/gpus.json says why); a typed fp8 rate takes no ratio.
   const auto rate_with = [&](const json& precision) {

@@ -44,6 +44,10 @@ struct CatalogGpu {
   /// default_efficiency is the entry's own (fitted on calibration runs of this GPU, or of the
   /// same chip with other memory); false: the pooled value of all calibration runs.
   bool efficiency_own = false;
+  /// The datasheet part this entry is a variant of (other memory, a power limit), empty for a
+  /// datasheet part. A variant's calibration runs fit its own efficiency but not the pooled
+  /// default of uncatalogued GPUs, which stand for parts at their rated power.
+  std::string variant_of;
 
   /// The dense peak of `dtype`, or nullopt when the device has no such rate.
   [[nodiscard]] std::optional<double> peak(std::string_view dtype) const noexcept;
