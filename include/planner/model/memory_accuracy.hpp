@@ -19,7 +19,7 @@ struct MemoryAccuracy {
   double max_abs_error = 0;
   double max_excess = 0;
 };
-inline constexpr MemoryAccuracy memory_accuracy{9, 0.03627, 0.07897, 0.08574};
+inline constexpr MemoryAccuracy memory_accuracy{10, 0.03375, 0.07897, 0.08574};
 
 /// The share of the GPU's memory the ledger leaves free, (capacity − total) / capacity, ≥ 0.
 [[nodiscard]] inline double spare_fraction(const MemoryLedger& l) noexcept {
