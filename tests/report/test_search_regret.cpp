@@ -64,7 +64,7 @@ TEST_CASE("validate --search: the planner's picks against the published plans",
   // torchtitan's June 2025 AsyncTP page.
   CHECK(baselines == 16);
   // Issue 28's bar is 1.10 over every record. The published recipes meet it; all records read
-  // 1.106 since step 30 added that page's twelve runs, which run Llama 3.1 8B at TP 8 (and 70B
+  // 1.105 since step 30 added that page's twelve runs, which run Llama 3.1 8B at TP 8 (and 70B
   // with full recompute) to compare TP implementations: the search's FSDP-only picks for the
   // 8B are 1.16-1.46x faster by the model, and the same team measured the 8B FSDP-only run
   // (Dec 2024 page, Table 3) 1.5-1.65x faster than those TP 8 runs. Held here so that the
