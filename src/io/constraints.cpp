@@ -147,7 +147,7 @@ void apply_item(Constraints& c, std::string_view item, const std::string& origin
     } else {
       c.recompute_excluded |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(r));
     }
-    if (c.recompute_excluded == 0b1111) {
+    if (c.recompute_excluded == (1u << recompute_names.size()) - 1) {  // every mode ruled out
       throw InputError(origin, pointer,
                        fmt::format("item '{}' leaves no recompute mode (none, selective, op and "
                                    "full are all ruled out); drop one of the recompute!= items",

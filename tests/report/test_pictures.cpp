@@ -163,6 +163,13 @@ static std::string pinned_schedule(const std::string& html) {
   return html.substr(at, html.find("</svg>", at) - at);
 }
 
+/// The slots at which the one schedule in `svg` ends (its "schedule-end" group's data-slots).
+static double schedule_end_slots(const std::string& svg) {
+  const auto slots = attribute_values(svg, R"(g class="schedule-end")", "data-slots");
+  REQUIRE(slots.size() == 1);
+  return std::stod(slots.front());
+}
+
 TEST_CASE("plan --format html: an interleaved pinned plan's schedule", "[pictures][B]") {
   // B pinned at tp 4 x pp 8 x dp 2, m = 248, v = 2 (80 layers = 8 stages x 2 chunks x 5):
   // 248 + (8 - 1)/2 = 251.5 slots (Narayanan et al. 2021 §2.2.2), 2·8·2·248 = 7936 passes.
@@ -174,9 +181,7 @@ TEST_CASE("plan --format html: an interleaved pinned plan's schedule", "[picture
   CHECK_THAT(r.out, Catch::Contains("interleaved 1F1B, 2 model chunks per stage"));
   const std::string svg = pinned_schedule(r.out);
   REQUIRE_FALSE(svg.empty());
-  const auto slots = attribute_values(svg, R"(g class="schedule-end")", "data-slots");
-  REQUIRE(slots.size() == 1);
-  CHECK(std::stod(slots.front()) == Approx(251.5));
+  CHECK(schedule_end_slots(svg) == Approx(251.5));
   CHECK(attribute_values(svg, R"(rect [^>]*class="pass )", "data-chunk").size() == 7936);
 }
 
@@ -194,9 +199,7 @@ TEST_CASE("plan --format html: a deep interleaved schedule is drawn shortened ra
   CHECK_THAT(r.out, Catch::Contains("Drawn with 56 of its 248 micro-batches"));
   const std::string svg = pinned_schedule(r.out);
   REQUIRE_FALSE(svg.empty());
-  const auto slots = attribute_values(svg, R"(g class="schedule-end")", "data-slots");
-  REQUIRE(slots.size() == 1);
-  CHECK(std::stod(slots.front()) == Approx(56.7));
+  CHECK(schedule_end_slots(svg) == Approx(56.7));
   CHECK(attribute_values(svg, R"(rect [^>]*class="pass )", "data-chunk").size() == 8960);
 }
 
@@ -223,9 +226,7 @@ TEST_CASE("plan --format html: a pipeline whose p micro-batches alone pass the c
   REQUIRE(r.code == 0);
   const std::string svg = pinned_schedule(r.out);
   REQUIRE_FALSE(svg.empty());
-  const auto slots = attribute_values(svg, R"(g class="schedule-end")", "data-slots");
-  REQUIRE(slots.size() == 1);
-  CHECK(std::stod(slots.front()) == Approx(95.5));
+  CHECK(schedule_end_slots(svg) == Approx(95.5));
   const auto passes = attribute_values(svg, R"(rect [^>]*class="pass )", "data-chunk");
   CHECK(passes.size() == 16384);
   // Each pass says what it is on hover (it was only up to 1,000 passes).
@@ -249,9 +250,7 @@ TEST_CASE("plan --format html: a pipeline too deep for its p micro-batches is dr
   CHECK_THAT(r.out, Catch::Contains("Drawn on stages 1-13 and 52-64 of its 64"));
   const std::string svg = pinned_schedule(r.out);
   REQUIRE_FALSE(svg.empty());
-  const auto slots = attribute_values(svg, R"(g class="schedule-end")", "data-slots");
-  REQUIRE(slots.size() == 1);
-  CHECK(std::stod(slots.front()) == Approx(85.0));
+  CHECK(schedule_end_slots(svg) == Approx(85.0));
   const auto stages = attribute_values(svg, R"(rect [^>]*class="pass )", "data-stage");
   CHECK(stages.size() == 9984);
   for (const std::string& stage : stages) {

@@ -268,7 +268,8 @@ TEST_CASE("validate --fit on the calibration records reproduces every fitted con
   const auto records_on = [&](const std::string& label) {
     const std::size_t at = r.out.find("\n  " + label + " ", r.out.find(efficiency));
     REQUIRE(at != std::string::npos);
-    return r.out.substr(r.out.find('(', at), r.out.find(')', at) - r.out.find('(', at) + 1);
+    const std::size_t open = r.out.find('(', at);
+    return r.out.substr(open, r.out.find(')', open) - open + 1);
   };
   CHECK(records_on("H100-SXM-96GB-500W") == "(2 records)");
   CHECK(records_on("all") == "(15 records)");

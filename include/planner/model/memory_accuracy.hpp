@@ -9,10 +9,10 @@
 namespace planner {
 
 /// The memory ledger's error on the validation runs that measured peak memory (torchtitan on
-/// H100 and H200 with FSDP, tp, pp and cp: the caching allocator's maximum reserved against the ledger
-/// with its default reserve): runs, median and worst |error| ((predicted − measured) /
-/// measured), and the most a measured peak exceeded its prediction, (measured − predicted) /
-/// predicted. tests/report/test_accuracy.cpp recomputes it from validation/.
+/// H100 and H200 with FSDP, tp, pp and cp: the caching allocator's maximum reserved against
+/// the ledger with its default reserve): runs, median and worst |error| ((predicted −
+/// measured) / measured), and the most a measured peak exceeded its prediction, (measured −
+/// predicted) / predicted. tests/report/test_accuracy.cpp recomputes it from validation/.
 struct MemoryAccuracy {
   int records = 0;
   double median_abs_error = 0;

@@ -129,7 +129,7 @@ struct QuotedAccuracy {
                                                const Evaluation& unvalidated);
 
 /// "with 0.1 % to spare; measured peaks have run up to 8.6 % above what the planner predicts
-/// the caching allocator reserves (9 published runs)": a ledger without the headroom
+/// the caching allocator reserves (12 published runs)": a ledger without the headroom
 /// (model/memory_accuracy.hpp has_memory_headroom).
 [[nodiscard]] std::string memory_headroom_note(const MemoryLedger& l);
 
