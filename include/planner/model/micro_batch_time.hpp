@@ -280,14 +280,20 @@ inline void add_tensor_parallel(const Model& m, const Cluster& c, const Plan& p,
 }
 
 /// Context parallel (ring attention, Liu et al. 2023, arXiv 2310.01889): cp − 1 K/V blocks of
-/// 2·(s/cp)·b·h_kv·2 bytes per layer forward; the backward passes K/V and their gradients
-/// again (2×); each layer's ring overlaps that layer's attention compute.
+/// 2·(s/cp)·b·h_kv·2/t bytes per GPU per layer forward; the backward passes K/V and their
+/// gradients again (2×); each layer's ring overlaps that layer's attention compute. Each GPU
+/// passes only its own heads' K/V: tensor parallelism splits the attention by heads
+/// (Megatron-LM megatron/core/transformer/attention.py: num_query_groups_per_partition =
+/// groups / tp; a tp wider than the groups keeps one group per GPU), and each tp rank rings
+/// with the same tp rank of the other cp groups (docs/model.md §7).
 inline void add_context_parallel(const Model& m, const Cluster& c, const Plan& p,
                                  const StageShape& g, TrainingTime& t) noexcept {
   if (p.cp <= 1) return;
   const std::size_t k = axis_tier(p, c, Axis::cp);
-  t.cp_block_bytes =
-      2.0 * g.local_tokens * g.micro_batch * kv_hidden(m) * bytes_of(m.precision.activations);
+  const double kv_split =
+      static_cast<double>(m.kv_heads > 0 ? std::min(p.tp, m.kv_heads) : p.tp);
+  t.cp_block_bytes = 2.0 * g.local_tokens * g.micro_batch * kv_hidden(m) / kv_split *
+                     bytes_of(m.precision.activations);
   t.cp_step = cheapest_collective(Collective::point_to_point, 2, t.cp_block_bytes, c.tiers[k]);
   const double passes = p.recompute == Recompute::full ? 4.0 : 3.0;
   t.cp_passes = passes;

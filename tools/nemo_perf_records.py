@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""Writes validation/ records for NVIDIA NeMo's published H100 FP8 pre-training tables:
+
+- docs/source/performance/performance_summary.md, its last version (commit 8e3d65dc, "24.07 perf
+  numbers", NeMo 24.07 container, DGX-H100): every pre-training row;
+- docs/source/performance/performance_long_sequence.md (commit 19fadb67), table "LLAMA2-7B (FP8)
+  - H100" (NeMo 24.03.01 container, DGX-H100): every row's run with context parallelism.
+
+Each row is typed below as the table prints it. The tables publish the parallel configuration
+(TP, PP, CP, VP, micro and global batch) but not the rest of the recipe; what a record assumes
+comes from NeMo-Framework-Launcher's training configuration of the same model at commit fee1762f
+(2024-08-02, the configurations of the 24.07 release), cited per record. The long-sequence table
+publishes model TFLOP/s per GPU only; tokens/s per GPU is that figure over NeMo's FLOPs per token
+(nemo/utils/flops_formulas.py `llama2`, the full attention square: 12 s/h), the formula that
+reproduces the summary table's own pairs of tokens/s and TFLOP/s to 0.1 % (checked below).
+Usage: tools/nemo_perf_records.py [--dry-run]"""
+import json, os, sys
+
+NEMO = "https://github.com/NVIDIA/NeMo/blob"
+SUMMARY_COMMIT = "8e3d65dcfe3504689bfc5b6e67d502780aacad41"
+LONGSEQ_COMMIT = "19fadb67b09ba94c55094d34df119d6f9c565068"
+LAUNCHER_COMMIT = "fee1762f"
+LAUNCHER = ("NVIDIA/NeMo-Framework-Launcher @ fee1762f (2024-08-02), "
+            "launcher_scripts/conf/training/{}.yaml")
+
+# name: (scenario model fields, launcher config, where the shape comes from, FLOPs family)
+SHAPES = {
+    "gpt3-5b": (dict(layers=24, hidden=4096, heads=32, ffn_hidden=16384, gated_mlp=False,
+                     vocab=51200, tied_embeddings=True, seq_len=2048),
+                "gpt3/5b", "GPT-3 5B shape of NeMo's config (24 layers, 4096, 32 heads, FFN 4 x "
+                "hidden, hidden and attention dropout 0.1); vocabulary 51200 and tied embeddings "
+                "as NeMo's FLOPs formula and Megatron's GPT counts them", "gpt3"),
+    "gpt3-20b": (dict(layers=44, hidden=6144, heads=48, ffn_hidden=24576, gated_mlp=False,
+                      vocab=51200, tied_embeddings=True, seq_len=2048),
+                 "gpt3/20b", "GPT-3 20B shape of NeMo's config (44 layers, 6144, 48 heads, FFN "
+                 "4 x hidden, dropout 0.1)", "gpt3"),
+    "gpt3-175b": (dict(layers=96, hidden=12288, heads=96, ffn_hidden=49152, gated_mlp=False,
+                       vocab=51200, tied_embeddings=True, seq_len=2048),
+                  "gpt3/175b", "GPT-3 175B shape (Brown et al. 2020, Table 2.1; NeMo's config: "
+                  "96 layers, 12288, 96 heads, dropout 0.1)", "gpt3"),
+    "llama2-7b": (dict(layers=32, hidden=4096, heads=32, kv_heads=32, ffn_hidden=11008,
+                       gated_mlp=True, vocab=32000, tied_embeddings=False, dropout=False,
+                       seq_len=4096),
+                  "llama/llama2_7b", "Llama-2-7B shape (Touvron et al. 2023, arXiv 2307.09288, "
+                  "and NeMo's config: 32 layers, 4096, FFN 11008, 32 heads, vocabulary 32000, "
+                  "dropout 0)", "llama2"),
+    "llama2-13b": (dict(layers=40, hidden=5120, heads=40, kv_heads=40, ffn_hidden=13824,
+                        gated_mlp=True, vocab=32000, tied_embeddings=False, dropout=False,
+                        seq_len=4096),
+                   "llama/llama2_13b", "Llama-2-13B shape (arXiv 2307.09288 and NeMo's config: 40 "
+                   "layers, 5120, FFN 13824, 40 heads, vocabulary 32000, dropout 0)", "llama2"),
+    "llama2-70b": (dict(layers=80, hidden=8192, heads=64, kv_heads=8, ffn_hidden=28672,
+                        gated_mlp=True, vocab=32000, tied_embeddings=False, dropout=False,
+                        seq_len=4096),
+                   "llama/llama2_70b", "Llama-2-70B shape (arXiv 2307.09288 and NeMo's config: "
+                   "80 layers, 8192, FFN 28672, 64 heads, 8 query groups, vocabulary 32000, "
+                   "dropout 0)", "llama2"),
+    "llama3-8b": (dict(layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336,
+                       gated_mlp=True, vocab=128256, tied_embeddings=False, dropout=False,
+                       seq_len=8192),
+                  "llama/llama3_8b", "Llama-3-8B shape (Meta's config.json and NeMo's config: 32 "
+                  "layers, 4096, FFN 14336, 32 heads, 8 query groups, vocabulary 128256, dropout "
+                  "0)", "llama3"),
+    "llama3-70b": (dict(layers=80, hidden=8192, heads=64, kv_heads=8, ffn_hidden=28672,
+                        gated_mlp=True, vocab=128256, tied_embeddings=False, dropout=False,
+                        seq_len=8192),
+                   "llama/llama3_70b", "Llama-3-70B shape (Meta's config.json and NeMo's config: "
+                   "80 layers, 8192, FFN 28672, 64 heads, 8 query groups, vocabulary 128256, "
+                   "dropout 0)", "llama3"),
+    "nemotron-8b": (dict(layers=32, hidden=4096, heads=32, kv_heads=32, ffn_hidden=16384,
+                         gated_mlp=False, vocab=256000, tied_embeddings=False, dropout=False,
+                         seq_len=4096),
+                    "nemotron/nemotron_8b", "Nemotron-8B shape of NeMo's config (32 layers, "
+                    "4096, FFN 16384 with squared ReLU, ungated, 32 heads, no bias, dropout 0); "
+                    "vocabulary 256000 (Nemotron-4's tokenizer, arXiv 2402.16819 §2)",
+                    "nemotron"),
+    "nemotron-22b": (dict(layers=40, hidden=6144, heads=48, kv_heads=48, ffn_hidden=24576,
+                          gated_mlp=False, vocab=256000, tied_embeddings=False, dropout=False,
+                          seq_len=4096),
+                     "nemotron/nemotron_22b", "Nemotron-22B shape of NeMo's config (40 layers, "
+                     "6144, FFN 24576 with squared ReLU, 48 heads, dropout 0); vocabulary 256000",
+                     "nemotron"),
+    "nemotron-340b": (dict(layers=96, hidden=18432, heads=96, kv_heads=8, ffn_hidden=73728,
+                           gated_mlp=False, vocab=256000, tied_embeddings=False, dropout=False,
+                           seq_len=4096),
+                      "nemotron/nemotron_340b", "Nemotron-4 340B shape (arXiv 2406.11704 Table 1 "
+                      "and NeMo's config: 96 layers, 18432, FFN 73728 with squared ReLU, 96 "
+                      "heads, 8 query groups, vocabulary 256000, dropout 0)", "nemotron"),
+}
+LABEL = {"gpt3-5b": "GPT3-5B", "gpt3-20b": "GPT3-20B", "gpt3-175b": "GPT3-175B",
+         "llama2-7b": "LLAMA2-7B", "llama2-13b": "LLAMA2-13B", "llama2-70b": "LLAMA2-70B",
+         "llama3-8b": "LLAMA3-8B", "llama3-70b": "LLAMA3-70B", "nemotron-8b": "Nemotron-8B",
+         "nemotron-22b": "Nemotron-22B", "nemotron-340b": "Nemotron-340B"}
+NAME = {"gpt3-5b": "GPT-3 5B", "gpt3-20b": "GPT-3 20B", "gpt3-175b": "GPT-3 175B",
+        "llama2-7b": "Llama 2 7B", "llama2-13b": "Llama 2 13B", "llama2-70b": "Llama 2 70B",
+        "llama3-8b": "Llama 3 8B", "llama3-70b": "Llama 3 70B", "nemotron-8b": "Nemotron 8B",
+        "nemotron-22b": "Nemotron 22B", "nemotron-340b": "Nemotron-4 340B"}
+
+# What each launcher configuration sets that the tables do not print (read at fee1762f):
+# selective recompute for Nemotron-340B only; every other config activations_checkpoint_
+# granularity null; sequence parallelism and ub_tp_comm_overlap with tp > 1 except GPT-3 175B
+# (ub_tp_comm_overlap False in its bf16 config); overlap_p2p_comm with interleaving.
+RECOMPUTE = {"nemotron-340b": "selective"}
+NO_TP_OVERLAP = {"gpt3-175b", "nemotron-340b"}
+
+# Summary table rows: (model, GPUs, GBS, MBS, seq, TP, PP, CP, VP, tokens/s/GPU, TFLOP/s/GPU)
+SUMMARY = [
+    ("gpt3-5b", 64, 2048, 4, 2048, 1, 1, 1, 1, 23406, 765),
+    ("gpt3-20b", 64, 256, 2, 2048, 2, 1, 1, 1, 5851, 750),
+    ("gpt3-175b", 128, 256, 1, 2048, 4, 8, 1, 6, 716, 771),
+    ("gpt3-175b", 512, 2048, 2, 2048, 4, 8, 1, 6, 825, 888),
+    ("llama2-7b", 8, 128, 1, 4096, 1, 1, 1, 1, 16934, 780),
+    ("llama2-13b", 16, 128, 1, 4096, 1, 4, 1, 10, 8715, 760),
+    ("llama2-70b", 64, 128, 1, 4096, 4, 4, 1, 20, 1728, 768),
+    ("nemotron-8b", 64, 256, 4, 4096, 2, 1, 1, 1, 12507, 643),
+    ("nemotron-22b", 64, 256, 2, 4096, 2, 4, 1, 10, 4312, 562),
+    ("nemotron-340b", 128, 32, 1, 4096, 8, 8, 1, 12, 326, 686),
+    ("llama3-8b", 8, 128, 1, 8192, 1, 1, 2, 1, 12273, 711),
+    ("llama3-70b", 64, 128, 1, 8192, 4, 4, 2, 5, 1524, 734),
+]
+
+# Long-sequence table, LLAMA2-7B (FP8) - H100, the "With CP" columns:
+# (sequence in K tokens, GPUs, batch, TP, PP, DP, CP, TFLOP/s per GPU)
+LONGSEQ = [
+    (4, 4, 1024, 1, 1, 4, 1, 768),
+    (8, 8, 512, 1, 2, 4, 1, 730),
+    (16, 16, 256, 2, 1, 8, 1, 660),
+    (32, 32, 128, 2, 1, 8, 2, 610),
+    (64, 64, 64, 4, 1, 8, 2, 574),
+    (128, 128, 32, 4, 1, 8, 4, 555),
+    (256, 256, 16, 4, 1, 8, 8, 549),
+    (512, 512, 8, 8, 1, 4, 16, 549),
+    (1024, 1024, 4, 8, 1, 4, 32, 536),
+]
+
+
+def flops_per_token(model, family):
+    """NeMo's model FLOPs per token (nemo/utils/flops_formulas.py, first version a3098713b /
+    f0bf77bc, January 2025): forward and backward of every GEMM, the full s x s attention square
+    (12 s/h, no causal halving), the output layer."""
+    L, h, s, V = model["layers"], model["hidden"], model["seq_len"], model["vocab"]
+    f, heads = model["ffn_hidden"], model["heads"]
+    groups = model.get("kv_heads", heads)
+    if family == "gpt3":  # 72 L h^2 (1 + s/6h + V/12hL) per token (Megatron's GPT formula)
+        return 72 * L * h * h * (1 + s / (6 * h) + V / (12 * h * L))
+    mlp = 18 if model["gated_mlp"] else 12
+    return L * h * h * (12 + 12 * groups / heads + mlp * f / h + 12 * s / h + 6 * V / (L * h))
+
+
+def check_convention():
+    """The summary table prints both tokens/s and TFLOP/s: the formula must join them."""
+    for (m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps, tflops) in SUMMARY:
+        model = dict(SHAPES[m][0], seq_len=seq)
+        ratio = tflops * 1e12 / (tps * flops_per_token(model, SHAPES[m][3]))
+        if abs(ratio - 1) > 0.01:
+            sys.exit(f"{m} on {gpus}: NeMo's FLOPs formula joins the row's figures only to "
+                     f"{ratio:.4f}; the convention assumed for the long-sequence table fails")
+
+
+def cluster(gpus):
+    per_node = min(gpus, 8)
+    return {"nodes": gpus // per_node, "gpus_per_node": per_node,
+            "gpu": {"catalog": "H100-SXM"},
+            "intra_node": {"latency": "5 us"}, "inter_node": {"latency": "10 us"}}
+
+
+def plan(m, gpus, gbs, mbs, tp, pp, cp, vp):
+    dp = gpus // (tp * pp * cp)
+    out = {"dp": dp, "tp": tp, "pp": pp, "cp": cp, "zero": 1,
+           "recompute": RECOMPUTE.get(m, "none"), "flash_attention": True,
+           "sequence_parallel": tp > 1, "micro_batch": mbs, "grad_accum": gbs // (dp * mbs)}
+    if tp > 1 and m not in NO_TP_OVERLAP:
+        out["tp_comm_overlap"] = True
+    if pp > 1 and vp > 1:
+        out["pp_comm_overlap"] = True
+    return out
+
+
+PRECISION = ("fp8 (NeMo {}, Transformer Engine; modelled as model.precision.compute fp8: the "
+             "catalog's FP8 peak at the bf16 efficiency times the fitted tensorwise FP8 ratio, "
+             "data/gpus.json fp8_efficiency_ratio): the table's heading 'pre-training "
+             "performance ... at FP8 precision'; delayed scaling as NeMo's configs set it "
+             "(fp8_hybrid, amax history and margin)")
+
+COMMON_NOTES = [
+    "tier latencies 5 us (scale-up) and 10 us (scale-out) are not published; assumed, as in "
+    "scenarios/*.json",
+    "assumed (not in the table; NeMo's defaults and the launcher configuration named in "
+    "source.secondary): distributed optimizer (zero 1, distributed_fused_adam), flash "
+    "attention (use_flash_attention true), sequence parallelism when tp > 1",
+]
+
+
+def record(rid, name, family, m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps, source, version,
+           notes):
+    model = dict(SHAPES[m][0], seq_len=seq, precision={"compute": "fp8"})
+    p = plan(m, gpus, gbs, mbs, tp, pp, cp, vp)
+    step = gbs * seq / (tps * gpus)
+    extra = list(notes)
+    extra.append(SHAPES[m][2])
+    if p["recompute"] != "none":
+        extra.append(f"activation recompute {p['recompute']} (activations_checkpoint_"
+                     f"granularity in the launcher configuration); the others set none")
+    if p.get("tp_comm_overlap"):
+        extra.append("tensor-parallel communication overlap (ub_tp_comm_overlap true in the "
+                     "launcher configuration); modelled as plan.tp_comm_overlap")
+    elif tp > 1:
+        extra.append("no tensor-parallel communication overlap (ub_tp_comm_overlap false in "
+                     "the launcher configuration)")
+    if p.get("pp_comm_overlap"):
+        extra.append("stage-boundary sends overlapped with compute (overlap_p2p_comm with "
+                     "interleaving); modelled as plan.pp_comm_overlap")
+    not_modelled = {"precision": PRECISION.format(version),
+                    "vboost": "the summary's last revision ('24.07 perf numbers', after '24.07 "
+                              "vboost numbers') may run with nvidia-smi's vboost power shift "
+                              "to the SMs; the catalog's clocks are the datasheet's"}
+    if vp > 1:
+        not_modelled["vpp"] = vp
+    not_modelled["attention_kernel"] = (
+        f"cuDNN fused attention of the NeMo {version} container (Transformer Engine v1.4 on: "
+        "'Select FusedAttention on sm90 ... for performance', transformer_engine/pytorch/"
+        "attention.py); the planner's cudnn curve (data/gpus.json attention_rate) is measured "
+        "with cuDNN 9.19 of 2026, an older kernel's rate is not known")
+    return {
+        "id": rid, "set": "validation", "family": family,
+        "source": source,
+        "name": name,
+        "model": model, "cluster": cluster(gpus),
+        "workload": {"kind": "training", "global_batch_tokens": gbs * seq,
+                     "micro_batch": mbs, "bytes_per_param": 16},
+        "plan": p,
+        "measured": {"step_time": f"{step:.4g} s", "tokens_per_second_per_gpu": tps,
+                     "derivation": source.pop("derivation")},
+        "not_modelled": not_modelled,
+        "notes": COMMON_NOTES + extra,
+    }
+
+
+def summary_records():
+    url = f"{NEMO}/{SUMMARY_COMMIT}/docs/source/performance/performance_summary.md"
+    for (m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps, tflops) in SUMMARY:
+        rid = f"nemo2407-{m}-fp8-{gpus}gpu"
+        source = {
+            "citation": "NVIDIA NeMo, docs/source/performance/performance_summary.md (NeMo "
+                        "24.07 container, DGX-H100, pre-training at FP8)",
+            "url": url,
+            "location": f"table 'Pretraining', row {LABEL[m]} on {gpus} GPUs: GBS {gbs}, MBS "
+                        f"{mbs}, sequence {seq}, TP {tp}, PP {pp}, CP {cp}, VP {vp}: {tps} "
+                        f"tokens/s/GPU ({tflops} model TFLOP/s/GPU)",
+            "secondary": [LAUNCHER.format(SHAPES[m][1]) + ": the recipe settings the table "
+                          "does not print"],
+            "derivation": "the table's tokens / sec / GPU; step time = GBS x sequence / "
+                          "(tokens/s/GPU x GPUs)",
+        }
+        yield record(rid, f"{NAME[m]} pre-training on {gpus} H100 (NeMo 24.07, FP8)",
+                     f"nemo2407-{m}-fp8", m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps, source,
+                     "24.07", [])
+
+
+def longseq_records():
+    url = f"{NEMO}/{LONGSEQ_COMMIT}/docs/source/performance/performance_long_sequence.md"
+    for (k, gpus, gbs, tp, pp, dp, cp, tflops) in LONGSEQ:
+        seq = 1024 * k
+        model = dict(SHAPES["llama2-7b"][0], seq_len=seq)
+        tps = round(tflops * 1e12 / flops_per_token(model, "llama2"), 2)
+        rid = f"nemo2403-llama2-7b-fp8-seq{k}k-cp{cp}-{gpus}gpu"
+        source = {
+            "citation": "NVIDIA NeMo, docs/source/performance/performance_long_sequence.md "
+                        "(NeMo 24.03.01 container, DGX-H100)",
+            "url": url,
+            "location": f"table 'LLAMA2-7B (FP8) - H100', row SeqLen {k}K, {gpus} GPUs, batch "
+                        f"size {gbs}, with CP: TP {tp}, PP {pp}, DP {dp}, CP {cp}, {tflops:,} "
+                        f"TFLOPS / GPU",
+            "secondary": [LAUNCHER.format("gpt3/40b_64k") + " (NeMo's long-context "
+                          "configuration: micro-batch 1, no activation recompute, sequence "
+                          "parallelism and ub_tp_comm_overlap with tp, overlap_p2p_comm) and "
+                          + LAUNCHER.format("llama/llama2_7b")],
+            "derivation": f"{tflops} TFLOP/s per GPU / NeMo's {flops_per_token(model, 'llama2'):.4g} "
+                          f"model FLOPs per token at sequence {seq} (nemo/utils/flops_formulas.py "
+                          "llama2: 12 + 12 g/a + 18 f/h + 12 s/h + 6 V/(L h), times L h^2; the "
+                          "full attention square); the same formula joins the summary table's "
+                          "tokens/s and TFLOP/s columns to 0.1 %",
+        }
+        yield record(rid, f"Llama 2 7B pre-training at a {k}K-token sequence on {gpus} H100 "
+                          f"(NeMo 24.03, FP8, context parallel {cp})",
+                     "nemo2403-llama2-7b-fp8-longseq", "llama2-7b", gpus, gbs, 1, seq, tp, pp,
+                     cp, 1, tps, source, "24.03.01",
+                     ["micro-batch 1 (the table's batch size is the global batch in sequences; "
+                      "one sequence per micro-batch at these lengths)",
+                      "the table's 'Without CP' column is a different, unpublished "
+                      "configuration: not recorded"])
+
+
+def main():
+    check_convention()
+    dry = "--dry-run" in sys.argv
+    root = os.path.join(os.path.dirname(__file__), "..", "validation")
+    for rec in list(summary_records()) + list(longseq_records()):
+        path = os.path.join(root, rec["id"] + ".json")
+        if dry:
+            print(path, rec["measured"]["tokens_per_second_per_gpu"], rec["plan"])
+            continue
+        with open(path, "w") as f:
+            json.dump(rec, f, indent=1)
+            f.write("\n")
+        print("wrote", path)
+
+
+if __name__ == "__main__":
+    main()
