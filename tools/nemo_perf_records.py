@@ -6,6 +6,11 @@
 - docs/source/performance/performance_long_sequence.md (commit 19fadb67), table "LLAMA2-7B (FP8)
   - H100" (NeMo 24.03.01 container, DGX-H100): every row's run with context parallelism.
 
+- Megatron-Bridge docs/performance-summary.md (NeMo 25.11, commit 5776a6d9) and
+  docs/performance-summary-archive.md (NeMo 26.02, as first published at c0b9a000): the DGX-H100
+  rows of the dense models (Llama 3 70B on 64, Llama 3.1 405B on 1,024; FP8 current scaling),
+  with the recipe of scripts/performance and src/megatron/bridge/recipes at the same commit.
+
 Each row is typed below as the table prints it. The tables publish the parallel configuration
 (TP, PP, CP, VP, micro and global batch) but not the rest of the recipe; what a record assumes
 comes from NeMo-Framework-Launcher's training configuration of the same model at commit fee1762f
@@ -67,6 +72,12 @@ SHAPES = {
                    "llama/llama3_70b", "Llama-3-70B shape (Meta's config.json and NeMo's config: "
                    "80 layers, 8192, FFN 28672, 64 heads, 8 query groups, vocabulary 128256, "
                    "dropout 0)", "llama3"),
+    "llama3.1-405b": (dict(layers=126, hidden=16384, heads=128, kv_heads=8, ffn_hidden=53248,
+                           gated_mlp=True, vocab=128256, tied_embeddings=False, dropout=False,
+                           seq_len=8192),
+                      "llama/llama31_405b", "Llama 3.1 405B shape (arXiv 2407.21783 Table 3: 126 "
+                      "layers, 16384, FFN 53248, 128 heads, 8 KV heads, vocabulary 128256, "
+                      "dropout 0)", "llama3"),
     "nemotron-8b": (dict(layers=32, hidden=4096, heads=32, kv_heads=32, ffn_hidden=16384,
                          gated_mlp=False, vocab=256000, tied_embeddings=False, dropout=False,
                          seq_len=4096),
@@ -90,11 +101,13 @@ SHAPES = {
 LABEL = {"gpt3-5b": "GPT3-5B", "gpt3-20b": "GPT3-20B", "gpt3-175b": "GPT3-175B",
          "llama2-7b": "LLAMA2-7B", "llama2-13b": "LLAMA2-13B", "llama2-70b": "LLAMA2-70B",
          "llama3-8b": "LLAMA3-8B", "llama3-70b": "LLAMA3-70B", "nemotron-8b": "Nemotron-8B",
-         "nemotron-22b": "Nemotron-22B", "nemotron-340b": "Nemotron-340B"}
+         "nemotron-22b": "Nemotron-22B", "nemotron-340b": "Nemotron-340B",
+         "llama3.1-405b": "LLAMA3.1_405B"}
 NAME = {"gpt3-5b": "GPT-3 5B", "gpt3-20b": "GPT-3 20B", "gpt3-175b": "GPT-3 175B",
         "llama2-7b": "Llama 2 7B", "llama2-13b": "Llama 2 13B", "llama2-70b": "Llama 2 70B",
         "llama3-8b": "Llama 3 8B", "llama3-70b": "Llama 3 70B", "nemotron-8b": "Nemotron 8B",
-        "nemotron-22b": "Nemotron 22B", "nemotron-340b": "Nemotron-4 340B"}
+        "nemotron-22b": "Nemotron 22B", "nemotron-340b": "Nemotron-4 340B",
+        "llama3.1-405b": "Llama 3.1 405B"}
 
 # What each launcher configuration sets that the tables do not print (read at fee1762f):
 # selective recompute for Nemotron-340B only; every other config activations_checkpoint_
@@ -131,6 +144,22 @@ LONGSEQ = [
     (256, 256, 16, 4, 1, 8, 8, 549),
     (512, 512, 8, 8, 1, 4, 16, 549),
     (1024, 1024, 4, 8, 1, 4, 32, 536),
+]
+
+
+MBRIDGE = "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob"
+# Megatron-Bridge DGX-H100 dense rows: (container, commit, file, model, GPUs, GBS, MBS, seq, TP,
+# PP, CP, VP, tokens/s/GPU, TFLOP/s/GPU). The 26.02 table calls the precision "FP8"; its recipe
+# (LLAMA3_70B_PRETRAIN_CONFIG_H100_FP8_CS_V2, LLAMA31_405B_..._H100_FP8_CS_V2) is current scaling.
+MBRIDGE_ROWS = [
+    ("25.11", "5776a6d90b4dd8692902ab2eb581369484e19283", "docs/performance-summary.md", "llama3-70b", 64, 128, 1, 8192, 4, 8,
+     1, 5, 1602, 719),
+    ("25.11", "5776a6d90b4dd8692902ab2eb581369484e19283", "docs/performance-summary.md", "llama3.1-405b", 1024, 512, 1, 8192,
+     8, 8, 2, 8, 292, 737),
+    ("26.02", "c0b9a00031b79b731ccefb56d0aba9629b4dd01b", "docs/performance-summary.md", "llama3-70b", 64, 256, 1, 8192, 4, 8,
+     1, 5, 1621, 728),
+    ("26.02", "c0b9a00031b79b731ccefb56d0aba9629b4dd01b", "docs/performance-summary.md", "llama3.1-405b", 1024, 1536, 1, 8192,
+     8, 8, 2, 8, 311, 784),
 ]
 
 
@@ -291,11 +320,62 @@ def longseq_records():
                       "configuration: not recorded"])
 
 
+def mbridge_records():
+    for (ver, commit, path, m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps, tflops) in MBRIDGE_ROWS:
+        tag = ver.replace(".", "")
+        rid = f"mbridge{tag}-{m}-fp8cs-{gpus}gpu"
+        recipe = ("scripts/performance/configs/llama/llama3_llm_pretrain.py "
+                  "llama3_70b_pretrain_config_h100 and src/megatron/bridge/recipes/llama/llama3.py "
+                  "llama3_70b_pretrain_config" if m == "llama3-70b" else
+                  "scripts/performance/configs/llama/llama31_llm_pretrain.py "
+                  "llama31_405b_pretrain_config_h100 and src/megatron/bridge/recipes/llama/"
+                  "llama3.py llama31_405b_pretrain_config (account_for_embedding_in_pipeline_split "
+                  "and account_for_loss_in_pipeline_split true)")
+        source = {
+            "citation": f"NVIDIA NeMo Megatron-Bridge, {path} ({ver} NeMo container, DGX-H100)",
+            "url": f"{MBRIDGE}/{commit}/{path}",
+            "location": f"{ver} NeMo Container, Pre-Training Performance, System: DGX-H100, row "
+                        f"{LABEL[m]}: {gpus} GPUs, FP8(-CS), GBS {gbs}, MBS {mbs}, sequence {seq}, "
+                        f"FSDP 0, TP {tp}, PP {pp}, CP {cp}, VP {vp}: {tps} tokens/s/GPU ({tflops} "
+                        "model TFLOP/s/GPU)",
+            "secondary": [f"NVIDIA-NeMo/Megatron-Bridge @ {commit[:9]}, {recipe}: tp_comm_overlap "
+                          "with the H100 userbuffers configuration, distributed optimizer with "
+                          "overlapped gradient reduce and parameter gather, grad_reduce_in_fp32 "
+                          "false (set_llama3_common_configs), no recompute, sequence parallel with "
+                          "tp, TE cross-entropy fusion"],
+            "derivation": "the table's tokens / sec / GPU; step time = GBS x sequence / "
+                          "(tokens/s/GPU x GPUs)",
+        }
+        rec = record(rid, f"{NAME[m]} pre-training on {gpus} H100 (Megatron-Bridge, NeMo {ver}, "
+                          "FP8 current scaling)",
+                     f"mbridge-{m}-fp8cs", m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps, source,
+                     ver, [])
+        rec["plan"]["tp_comm_overlap"] = True
+        rec["plan"]["pp_comm_overlap"] = True
+        if m == "llama3.1-405b":
+            rec["plan"]["tables_in_pipeline_split"] = True
+        rec["not_modelled"]["precision"] = (
+            f"fp8 current scaling (Megatron-Bridge {ver}, Transformer Engine Float8CurrentScaling: "
+            "one scale per tensor, computed from the tensor being cast; modelled as "
+            "model.precision.compute fp8 with the tensor-wise recipe, data/gpus.json "
+            "fp8_efficiency_ratio, fitted to delayed-scaling pairs)")
+        rec["not_modelled"].pop("vboost", None)
+        rec["not_modelled"]["attention_kernel"] = (
+            "cuDNN fused attention of the container (Transformer Engine on Hopper); the planner's "
+            "cudnn curve is cuDNN 9.19's")
+        rec["notes"] = [n for n in rec["notes"] if "launcher configuration" not in n
+                        and "source.secondary" not in n]
+        rec["notes"].insert(1, "recipe settings from the Megatron-Bridge commit in "
+                               "source.secondary; tp overlap and overlapped interleaved sends as "
+                               "Megatron-LM's defaults under that recipe")
+        yield rec
+
+
 def main():
     check_convention()
     dry = "--dry-run" in sys.argv
     root = os.path.join(os.path.dirname(__file__), "..", "validation")
-    for rec in list(summary_records()) + list(longseq_records()):
+    for rec in list(summary_records()) + list(longseq_records()) + list(mbridge_records()):
         path = os.path.join(root, rec["id"] + ".json")
         if dry:
             print(path, rec["measured"]["tokens_per_second_per_gpu"], rec["plan"])
