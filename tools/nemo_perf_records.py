@@ -78,6 +78,14 @@ SHAPES = {
                       "llama/llama31_405b", "Llama 3.1 405B shape (arXiv 2407.21783 Table 3: 126 "
                       "layers, 16384, FFN 53248, 128 heads, 8 KV heads, vocabulary 128256, "
                       "dropout 0)", "llama3"),
+    "qwen3-235b-a22b": (dict(layers=94, hidden=4096, heads=64, kv_heads=4, head_dim=128,
+                             ffn_hidden=12288, gated_mlp=True, vocab=151936,
+                             tied_embeddings=False, dropout=False, seq_len=4096,
+                             moe=dict(experts=128, top_k=8, expert_ffn_hidden=1536)),
+                        "qwen/qwen3_moe", "Qwen3-235B-A22B shape (the planner's preset, data/"
+                        "models/qwen3-235b-a22b.json, from its config.json: 94 layers, 4096, 64 "
+                        "heads, 4 KV heads of 128, 128 experts of 1536, top-8, every layer, "
+                        "vocabulary 151936, dropout 0)", "qwen3"),
     "nemotron-8b": (dict(layers=32, hidden=4096, heads=32, kv_heads=32, ffn_hidden=16384,
                          gated_mlp=False, vocab=256000, tied_embeddings=False, dropout=False,
                          seq_len=4096),
@@ -102,12 +110,12 @@ LABEL = {"gpt3-5b": "GPT3-5B", "gpt3-20b": "GPT3-20B", "gpt3-175b": "GPT3-175B",
          "llama2-7b": "LLAMA2-7B", "llama2-13b": "LLAMA2-13B", "llama2-70b": "LLAMA2-70B",
          "llama3-8b": "LLAMA3-8B", "llama3-70b": "LLAMA3-70B", "nemotron-8b": "Nemotron-8B",
          "nemotron-22b": "Nemotron-22B", "nemotron-340b": "Nemotron-340B",
-         "llama3.1-405b": "LLAMA3.1_405B"}
+         "llama3.1-405b": "LLAMA3.1_405B", "qwen3-235b-a22b": "Qwen3_235B_a22B"}
 NAME = {"gpt3-5b": "GPT-3 5B", "gpt3-20b": "GPT-3 20B", "gpt3-175b": "GPT-3 175B",
         "llama2-7b": "Llama 2 7B", "llama2-13b": "Llama 2 13B", "llama2-70b": "Llama 2 70B",
         "llama3-8b": "Llama 3 8B", "llama3-70b": "Llama 3 70B", "nemotron-8b": "Nemotron 8B",
         "nemotron-22b": "Nemotron 22B", "nemotron-340b": "Nemotron-4 340B",
-        "llama3.1-405b": "Llama 3.1 405B"}
+        "llama3.1-405b": "Llama 3.1 405B", "qwen3-235b-a22b": "Qwen3-235B-A22B"}
 
 # What each launcher configuration sets that the tables do not print (read at fee1762f):
 # selective recompute for Nemotron-340B only; every other config activations_checkpoint_
@@ -160,6 +168,18 @@ MBRIDGE_ROWS = [
      1, 5, 1621, 728),
     ("26.02", "c0b9a00031b79b731ccefb56d0aba9629b4dd01b", "docs/performance-summary.md", "llama3.1-405b", 1024, 1536, 1, 8192,
      8, 8, 2, 8, 311, 784),
+]
+# Megatron-Bridge DGX-H100 mixture-of-experts rows: as above plus EP and the token dispatcher of
+# the recipe at that commit (QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_FP8_CS: ETP 1,
+# moe_a2a_overlap true; 26.02's base config adds moe_flex_dispatcher_backend "deepep").
+# Qwen3-30B-A3B's rows are left out: the 25.11 table prints VP 24 and MBS 2 where the recipe at
+# that commit sets VP 12 and MBS 1, and 26.02's prints PP 2, EP 8 where the recipe sets no
+# pipeline and EP 16; which ran is not known.
+MBRIDGE_MOE_ROWS = [
+    ("25.11", "5776a6d90b4dd8692902ab2eb581369484e19283", "qwen3-235b-a22b", 256, 2048, 1, 4096,
+     2, 8, 1, 4, 32, 1575, 233, "alltoall"),
+    ("26.02", "c0b9a00031b79b731ccefb56d0aba9629b4dd01b", "qwen3-235b-a22b", 256, 8192, 1, 4096,
+     2, 8, 1, 4, 32, 1633, 242, "deepep"),
 ]
 
 
@@ -371,11 +391,69 @@ def mbridge_records():
         yield rec
 
 
+def mbridge_moe_records():
+    path = "docs/performance-summary.md"
+    for (ver, commit, m, gpus, gbs, mbs, seq, tp, pp, cp, vp, ep, tps, tflops,
+         dispatcher) in MBRIDGE_MOE_ROWS:
+        tag = ver.replace(".", "")
+        rid = f"mbridge{tag}-{m}-fp8cs-{gpus}gpu"
+        source = {
+            "citation": f"NVIDIA NeMo Megatron-Bridge, {path} ({ver} NeMo container, DGX-H100)",
+            "url": f"{MBRIDGE}/{commit}/{path}",
+            "location": f"{ver} NeMo Container, Pre-Training Performance, DGX-H100, row "
+                        f"{LABEL[m]}: {gpus} GPUs, FP8(-CS), GBS {gbs}, MBS {mbs}, sequence {seq}, "
+                        f"FSDP 0, TP {tp}, PP {pp}, CP {cp}, VP {vp}, EP {ep}: {tps} tokens/s/GPU "
+                        f"({tflops} model TFLOP/s/GPU); 'we force-balance the token distribution "
+                        "among experts and all benchmarks are token-dropless'",
+            "secondary": [f"NVIDIA-NeMo/Megatron-Bridge @ {commit[:9]}, scripts/performance/"
+                          "configs/qwen/qwen3_llm_pretrain.py qwen3_235b_a22b_pretrain_config_h100 "
+                          "(CommOverlapConfig(tp_comm_overlap=False); set_qwen3_common_configs: no "
+                          "recompute, moe_router_force_load_balancing, grad_reduce_in_fp32 false), "
+                          "qwen3_workload_base_configs.py (ETP 1, moe_a2a_overlap true: "
+                          "overlap_moe_expert_parallel_comm and delay_wgrad_compute, "
+                          "utils/overrides.py) and src/megatron/bridge/recipes/qwen/qwen3_moe.py "
+                          "(account_for_embedding_in_pipeline_split and account_for_loss_in_"
+                          "pipeline_split true)"],
+            "derivation": "the table's tokens / sec / GPU; step time = GBS x sequence / "
+                          "(tokens/s/GPU x GPUs)",
+        }
+        rec = record(rid, f"{NAME[m]} pre-training on {gpus} H100 (Megatron-Bridge, NeMo {ver}, "
+                          "FP8 current scaling)",
+                     f"mbridge-{m}-fp8cs", m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps, source,
+                     ver, [])
+        rec["plan"]["ep"] = ep
+        rec["plan"]["etp"] = 1
+        rec["plan"]["pp_comm_overlap"] = True
+        rec["plan"]["tables_in_pipeline_split"] = True
+        rec["plan"].pop("tp_comm_overlap", None)
+        rec["model"]["moe"] = dict(rec["model"]["moe"], overlap_all_to_all=True)
+        rec["not_modelled"]["precision"] = (
+            f"fp8 current scaling (Megatron-Bridge {ver}, Transformer Engine Float8CurrentScaling; "
+            "modelled as model.precision.compute fp8 with the tensor-wise recipe)")
+        rec["not_modelled"].pop("vboost", None)
+        rec["not_modelled"]["attention_kernel"] = (
+            "cuDNN fused attention of the container; the planner's cudnn curve is cuDNN 9.19's")
+        rec["not_modelled"]["moe_dispatcher"] = (
+            f"{dispatcher} token dispatcher"
+            + (" (DeepEP's kernels, moe_flex_dispatcher_backend)" if dispatcher == "deepep" else
+               " (Megatron-LM's default)") + "; the planner times the dispatch and combine as "
+            "all-to-alls at the tier's bandwidth")
+        rec["notes"] = [n for n in rec["notes"] if "launcher configuration" not in n
+                        and "source.secondary" not in n]
+        rec["notes"].insert(1, "recipe settings from the Megatron-Bridge commit in "
+                               "source.secondary; no tp overlap (the recipe turns it off); the "
+                               "expert all-to-alls overlapped with another micro-batch's compute "
+                               "(moe_a2a_overlap), modelled as model.moe.overlap_all_to_all; "
+                               "balanced routing as forced (model.moe.imbalance 1)")
+        yield rec
+
+
 def main():
     check_convention()
     dry = "--dry-run" in sys.argv
     root = os.path.join(os.path.dirname(__file__), "..", "validation")
-    for rec in list(summary_records()) + list(longseq_records()) + list(mbridge_records()):
+    for rec in list(summary_records()) + list(longseq_records()) + list(mbridge_records()) + \
+            list(mbridge_moe_records()):
         path = os.path.join(root, rec["id"] + ".json")
         if dry:
             print(path, rec["measured"]["tokens_per_second_per_gpu"], rec["plan"])

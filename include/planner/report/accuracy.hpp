@@ -88,7 +88,7 @@ inline constexpr std::array<ModelAccuracy, 16> model_accuracy{{
     {{true, StateSharding::replicated, false, Scale::to_256}, 25, 0.07349, 0.44131, 0.04113},
     {{true, StateSharding::replicated, false, Scale::to_2048}, 18, 0.08383, 0.47535, 0.07477},
     {{true, StateSharding::replicated, false, Scale::beyond_2048}, 1, 0.02206, 0.02206, 0.02206},
-    {{true, StateSharding::replicated, true, Scale::to_256}, 5, 0.11543, 0.17672, 0.11543},
+    {{true, StateSharding::replicated, true, Scale::to_256}, 7, 0.17403, 0.52251, 0.17403},
     {{true, StateSharding::replicated, true, Scale::to_2048}, 6, 0.11759, 0.20571, 0.11759},
     {{true, StateSharding::zero3, false, Scale::to_256}, 13, 0.09174, 0.72919, 0.09174},
 }};
