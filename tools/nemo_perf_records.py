@@ -340,10 +340,36 @@ def longseq_records():
                       "configuration: not recorded"])
 
 
+def mbridge_record(ver, commit, m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps, location,
+                   secondary, recipe_note, precision_note, attention_note):
+    """One Megatron-Bridge DGX-H100 row: the source, the record, the notes both kinds share."""
+    path = "docs/performance-summary.md"
+    source = {
+        "citation": f"NVIDIA NeMo Megatron-Bridge, {path} ({ver} NeMo container, DGX-H100)",
+        "url": f"{MBRIDGE}/{commit}/{path}",
+        "location": location,
+        "secondary": [f"NVIDIA-NeMo/Megatron-Bridge @ {commit[:9]}, {secondary}"],
+        "derivation": "the table's tokens / sec / GPU; step time = GBS x sequence / "
+                      "(tokens/s/GPU x GPUs)",
+    }
+    rec = record(f"mbridge{ver.replace('.', '')}-{m}-fp8cs-{gpus}gpu",
+                 f"{NAME[m]} pre-training on {gpus} H100 (Megatron-Bridge, NeMo {ver}, FP8 "
+                 "current scaling)",
+                 f"mbridge-{m}-fp8cs", m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps, source, ver,
+                 [])
+    rec["plan"]["pp_comm_overlap"] = True
+    rec["not_modelled"]["precision"] = precision_note
+    rec["not_modelled"].pop("vboost", None)
+    rec["not_modelled"]["attention_kernel"] = attention_note
+    rec["notes"] = [n for n in rec["notes"] if "launcher configuration" not in n
+                    and "source.secondary" not in n]
+    rec["notes"].insert(1, "recipe settings from the Megatron-Bridge commit in "
+                           "source.secondary; " + recipe_note)
+    return rec
+
+
 def mbridge_records():
     for (ver, commit, path, m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps, tflops) in MBRIDGE_ROWS:
-        tag = ver.replace(".", "")
-        rid = f"mbridge{tag}-{m}-fp8cs-{gpus}gpu"
         recipe = ("scripts/performance/configs/llama/llama3_llm_pretrain.py "
                   "llama3_70b_pretrain_config_h100 and src/megatron/bridge/recipes/llama/llama3.py "
                   "llama3_70b_pretrain_config" if m == "llama3-70b" else
@@ -351,100 +377,62 @@ def mbridge_records():
                   "llama31_405b_pretrain_config_h100 and src/megatron/bridge/recipes/llama/"
                   "llama3.py llama31_405b_pretrain_config (account_for_embedding_in_pipeline_split "
                   "and account_for_loss_in_pipeline_split true)")
-        source = {
-            "citation": f"NVIDIA NeMo Megatron-Bridge, {path} ({ver} NeMo container, DGX-H100)",
-            "url": f"{MBRIDGE}/{commit}/{path}",
-            "location": f"{ver} NeMo Container, Pre-Training Performance, System: DGX-H100, row "
-                        f"{LABEL[m]}: {gpus} GPUs, FP8(-CS), GBS {gbs}, MBS {mbs}, sequence {seq}, "
-                        f"FSDP 0, TP {tp}, PP {pp}, CP {cp}, VP {vp}: {tps} tokens/s/GPU ({tflops} "
-                        "model TFLOP/s/GPU)",
-            "secondary": [f"NVIDIA-NeMo/Megatron-Bridge @ {commit[:9]}, {recipe}: tp_comm_overlap "
-                          "with the H100 userbuffers configuration, distributed optimizer with "
-                          "overlapped gradient reduce and parameter gather, grad_reduce_in_fp32 "
-                          "false (set_llama3_common_configs), no recompute, sequence parallel with "
-                          "tp, TE cross-entropy fusion"],
-            "derivation": "the table's tokens / sec / GPU; step time = GBS x sequence / "
-                          "(tokens/s/GPU x GPUs)",
-        }
-        rec = record(rid, f"{NAME[m]} pre-training on {gpus} H100 (Megatron-Bridge, NeMo {ver}, "
-                          "FP8 current scaling)",
-                     f"mbridge-{m}-fp8cs", m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps, source,
-                     ver, [])
-        rec["plan"]["tp_comm_overlap"] = True
-        rec["plan"]["pp_comm_overlap"] = True
-        if m == "llama3.1-405b":
-            rec["plan"]["tables_in_pipeline_split"] = True
-        rec["not_modelled"]["precision"] = (
+        rec = mbridge_record(
+            ver, commit, m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps,
+            f"{ver} NeMo Container, Pre-Training Performance, System: DGX-H100, row {LABEL[m]}: "
+            f"{gpus} GPUs, FP8(-CS), GBS {gbs}, MBS {mbs}, sequence {seq}, FSDP 0, TP {tp}, PP "
+            f"{pp}, CP {cp}, VP {vp}: {tps} tokens/s/GPU ({tflops} model TFLOP/s/GPU)",
+            f"{recipe}: tp_comm_overlap with the H100 userbuffers configuration, distributed "
+            "optimizer with overlapped gradient reduce and parameter gather, grad_reduce_in_fp32 "
+            "false (set_llama3_common_configs), no recompute, sequence parallel with tp, TE "
+            "cross-entropy fusion",
+            "tp overlap and overlapped interleaved sends as Megatron-LM's defaults under that "
+            "recipe",
             f"fp8 current scaling (Megatron-Bridge {ver}, Transformer Engine Float8CurrentScaling: "
             "one scale per tensor, computed from the tensor being cast; modelled as "
             "model.precision.compute fp8 with the tensor-wise recipe, data/gpus.json "
-            "fp8_efficiency_ratio, fitted to delayed-scaling pairs)")
-        rec["not_modelled"].pop("vboost", None)
-        rec["not_modelled"]["attention_kernel"] = (
+            "fp8_efficiency_ratio, fitted to delayed-scaling pairs)",
             "cuDNN fused attention of the container (Transformer Engine on Hopper); the planner's "
             "cudnn curve is cuDNN 9.19's")
-        rec["notes"] = [n for n in rec["notes"] if "launcher configuration" not in n
-                        and "source.secondary" not in n]
-        rec["notes"].insert(1, "recipe settings from the Megatron-Bridge commit in "
-                               "source.secondary; tp overlap and overlapped interleaved sends as "
-                               "Megatron-LM's defaults under that recipe")
+        rec["plan"]["tp_comm_overlap"] = True
+        if m == "llama3.1-405b":
+            rec["plan"]["tables_in_pipeline_split"] = True
         yield rec
 
 
 def mbridge_moe_records():
-    path = "docs/performance-summary.md"
     for (ver, commit, m, gpus, gbs, mbs, seq, tp, pp, cp, vp, ep, tps, tflops,
          dispatcher) in MBRIDGE_MOE_ROWS:
-        tag = ver.replace(".", "")
-        rid = f"mbridge{tag}-{m}-fp8cs-{gpus}gpu"
-        source = {
-            "citation": f"NVIDIA NeMo Megatron-Bridge, {path} ({ver} NeMo container, DGX-H100)",
-            "url": f"{MBRIDGE}/{commit}/{path}",
-            "location": f"{ver} NeMo Container, Pre-Training Performance, DGX-H100, row "
-                        f"{LABEL[m]}: {gpus} GPUs, FP8(-CS), GBS {gbs}, MBS {mbs}, sequence {seq}, "
-                        f"FSDP 0, TP {tp}, PP {pp}, CP {cp}, VP {vp}, EP {ep}: {tps} tokens/s/GPU "
-                        f"({tflops} model TFLOP/s/GPU); 'we force-balance the token distribution "
-                        "among experts and all benchmarks are token-dropless'",
-            "secondary": [f"NVIDIA-NeMo/Megatron-Bridge @ {commit[:9]}, scripts/performance/"
-                          "configs/qwen/qwen3_llm_pretrain.py qwen3_235b_a22b_pretrain_config_h100 "
-                          "(CommOverlapConfig(tp_comm_overlap=False); set_qwen3_common_configs: no "
-                          "recompute, moe_router_force_load_balancing, grad_reduce_in_fp32 false), "
-                          "qwen3_workload_base_configs.py (ETP 1, moe_a2a_overlap true: "
-                          "overlap_moe_expert_parallel_comm and delay_wgrad_compute, "
-                          "utils/overrides.py) and src/megatron/bridge/recipes/qwen/qwen3_moe.py "
-                          "(account_for_embedding_in_pipeline_split and account_for_loss_in_"
-                          "pipeline_split true)"],
-            "derivation": "the table's tokens / sec / GPU; step time = GBS x sequence / "
-                          "(tokens/s/GPU x GPUs)",
-        }
-        rec = record(rid, f"{NAME[m]} pre-training on {gpus} H100 (Megatron-Bridge, NeMo {ver}, "
-                          "FP8 current scaling)",
-                     f"mbridge-{m}-fp8cs", m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps, source,
-                     ver, [])
+        rec = mbridge_record(
+            ver, commit, m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps,
+            f"{ver} NeMo Container, Pre-Training Performance, DGX-H100, row {LABEL[m]}: {gpus} "
+            f"GPUs, FP8(-CS), GBS {gbs}, MBS {mbs}, sequence {seq}, FSDP 0, TP {tp}, PP {pp}, CP "
+            f"{cp}, VP {vp}, EP {ep}: {tps} tokens/s/GPU ({tflops} model TFLOP/s/GPU); 'we "
+            "force-balance the token distribution among experts and all benchmarks are "
+            "token-dropless'",
+            "scripts/performance/configs/qwen/qwen3_llm_pretrain.py "
+            "qwen3_235b_a22b_pretrain_config_h100 (CommOverlapConfig(tp_comm_overlap=False); "
+            "set_qwen3_common_configs: no recompute, moe_router_force_load_balancing, "
+            "grad_reduce_in_fp32 false), qwen3_workload_base_configs.py (ETP 1, moe_a2a_overlap "
+            "true: overlap_moe_expert_parallel_comm and delay_wgrad_compute, utils/overrides.py) "
+            "and src/megatron/bridge/recipes/qwen/qwen3_moe.py (account_for_embedding_in_"
+            "pipeline_split and account_for_loss_in_pipeline_split true)",
+            "no tp overlap (the recipe turns it off); the expert all-to-alls overlapped with "
+            "another micro-batch's compute (moe_a2a_overlap), modelled as "
+            "model.moe.overlap_all_to_all; balanced routing as forced (model.moe.imbalance 1)",
+            f"fp8 current scaling (Megatron-Bridge {ver}, Transformer Engine Float8CurrentScaling; "
+            "modelled as model.precision.compute fp8 with the tensor-wise recipe)",
+            "cuDNN fused attention of the container; the planner's cudnn curve is cuDNN 9.19's")
         rec["plan"]["ep"] = ep
         rec["plan"]["etp"] = 1
-        rec["plan"]["pp_comm_overlap"] = True
         rec["plan"]["tables_in_pipeline_split"] = True
         rec["plan"].pop("tp_comm_overlap", None)
         rec["model"]["moe"] = dict(rec["model"]["moe"], overlap_all_to_all=True)
-        rec["not_modelled"]["precision"] = (
-            f"fp8 current scaling (Megatron-Bridge {ver}, Transformer Engine Float8CurrentScaling; "
-            "modelled as model.precision.compute fp8 with the tensor-wise recipe)")
-        rec["not_modelled"].pop("vboost", None)
-        rec["not_modelled"]["attention_kernel"] = (
-            "cuDNN fused attention of the container; the planner's cudnn curve is cuDNN 9.19's")
         rec["not_modelled"]["moe_dispatcher"] = (
             f"{dispatcher} token dispatcher"
             + (" (DeepEP's kernels, moe_flex_dispatcher_backend)" if dispatcher == "deepep" else
                " (Megatron-LM's default)") + "; the planner times the dispatch and combine as "
             "all-to-alls at the tier's bandwidth")
-        rec["notes"] = [n for n in rec["notes"] if "launcher configuration" not in n
-                        and "source.secondary" not in n]
-        rec["notes"].insert(1, "recipe settings from the Megatron-Bridge commit in "
-                               "source.secondary; no tp overlap (the recipe turns it off); the "
-                               "expert all-to-alls overlapped with another micro-batch's compute "
-                               "(moe_a2a_overlap), modelled as model.moe.overlap_all_to_all; "
-                               "balanced routing as forced (model.moe.imbalance 1)")
         yield rec
 
 
