@@ -72,6 +72,13 @@ json serving_time_json(const Context& ctx, const ServingTime& t) {
 
 namespace {
 
+/// A request rate as people write it: three significant digits below 1,000 ("19.2"), whole
+/// numbers above ("100000", never "1e+05").
+std::string rate_text(double per_second) {
+  return per_second >= 1000 ? fmt::format("{:.0f}", per_second)
+                            : fmt::format("{:.3g}", per_second);
+}
+
 std::string margin_text(double margin) {
   return fmt::format("{} by {}", margin >= 0 ? "met" : "missed", seconds_text(std::abs(margin)));
 }
@@ -228,10 +235,12 @@ std::string serving_capacity_text(const Context& ctx, const Evaluation& e) {
   if (c.engines == 0) {
     return "  capacity: one engine misses the targets even at a trickle of requests\n";
   }
-  return fmt::format("  capacity: one engine of {} GPUs serves up to {:.3g} requests/s within the "
-                     "targets; {:.3g} requests/s need {} engines ({} GPUs; {} here)\n",
-                     e.plan.tp * e.plan.pp, c.per_engine, w.request_rate_per_second, c.engines,
-                     c.engines * e.plan.tp * e.plan.pp, e.plan.dp);
+  const std::int64_t gpus = e.plan.tp * e.plan.pp;
+  return fmt::format("  capacity: one engine of {} GPU{} serves up to {} requests/s within the "
+                     "targets; {} requests/s need {} engine{} ({} GPUs; {} here)\n",
+                     gpus, gpus == 1 ? "" : "s", rate_text(c.per_engine),
+                     rate_text(w.request_rate_per_second), c.engines, c.engines == 1 ? "" : "s",
+                     c.engines * gpus, e.plan.dp);
 }
 
 namespace {
@@ -318,19 +327,21 @@ json disaggregation_json(const Context& ctx, const std::vector<Evaluation>& aggr
   return json{{"pareto", front}};
 }
 
+
 std::string slo_missed_line(const Context& ctx, const Evaluation& e) {
   const ServingTime& t = e.serving;
   const Serving& w = ctx.workload.serving;
   if (t.meets_slo) return {};
   if (t.overloaded) {
     const double engine = t.saturation_requests_per_second;
-    return fmt::format("SLO MISSED: {:.3g} requests/s exceed the {:.3g} the best deployment "
-                       "completes ({} engine{} of {} GPU{}, {:.3g} requests/s each at most); it "
+    return fmt::format("SLO MISSED: {} requests/s exceed the {} the best deployment "
+                       "completes ({} engine{} of {} GPU{}, {} requests/s each at most); it "
                        "is overloaded, its queue and first-token time grow without bound; at "
                        "that rate it would take at least {} such engines\n",
-                       w.request_rate_per_second, engine * static_cast<double>(e.plan.dp),
-                       e.plan.dp, e.plan.dp == 1 ? "" : "s", e.plan.tp * e.plan.pp,
-                       e.plan.tp * e.plan.pp == 1 ? "" : "s", engine,
+                       rate_text(w.request_rate_per_second),
+                       rate_text(engine * static_cast<double>(e.plan.dp)), e.plan.dp,
+                       e.plan.dp == 1 ? "" : "s", e.plan.tp * e.plan.pp,
+                       e.plan.tp * e.plan.pp == 1 ? "" : "s", rate_text(engine),
                        static_cast<std::int64_t>(std::ceil(w.request_rate_per_second / engine)));
   }
   std::string out;

@@ -358,7 +358,16 @@ TEST_CASE("an overloaded rate exits 1 and names the overload first", "[serving][
   // It names what the deployment completes, per engine, and how many engines the rate needs.
   CHECK(head.find("the best deployment completes") != std::string::npos);
   CHECK(head.find("requests/s each at most") != std::string::npos);
+  CHECK(head.find("SLO MISSED: 400 requests/s exceed") != std::string::npos);
   CHECK(out.find("capacity: one engine") != std::string::npos);
+  // A large rate reads as a number, not in exponent form (fmt's {:.3g} printed "1e+05").
+  const std::string big = cli_harness::run_binary(
+      "plan scenarios/llama31-8b-request-rate-h100.json --no-thresholds "
+      "--set /workload/request_rate=100000",
+      code);
+  CHECK(code == 1);
+  CHECK(big.find("SLO MISSED: 100000 requests/s exceed") != std::string::npos);
+  CHECK(big.find("e+0") == std::string::npos);
   CHECK(out.find("unbounded   SLO 500.0 ms (missed: the queue grows without bound)") !=
         std::string::npos);
   // Overloaded everywhere, the recommendation is the deployment that completes the most.
