@@ -183,9 +183,9 @@ std::string serving_time_text(const Context& ctx, const ServingTime& t) {
   out += "\n";
   if (t.overloaded) {
     out += fmt::format("  overloaded: requests arrive faster than the engine completes them "
-                       "({:.3g} requests/s per engine at most); it serves that many and the "
+                       "({} requests/s per engine at most); it serves that many and the "
                        "queue grows without bound\n",
-                       t.saturation_requests_per_second);
+                       rate_text(t.saturation_requests_per_second));
   }
   out += fmt::format("  throughput         {:>12.0f} tokens/s over {} replicas\n",
                      t.tokens_per_second, t.replicas);
