@@ -1,6 +1,6 @@
 #pragma once
-// Pieces shared by the plan report's writers (render.cpp: JSON and CSV; render_text.cpp:
-// text). Internal to src/report.
+// Pieces shared by the plan report's writers (render.cpp: JSON; render_csv.cpp: CSV;
+// render_text.cpp: text). Internal to src/report.
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +44,13 @@ inline std::string same_plan_as_earlier(const Context& ctx, const std::vector<Al
     }
   }
   return {};
+}
+
+inline const char* bool_text(bool b) { return b ? "true" : "false"; }
+
+/// The name of the tier the group of `a` pays.
+inline const std::string& group_tier_name(const Context& ctx, const Plan& p, Axis a) {
+  return tier_name(ctx.cluster, axis_tier(p, ctx.cluster, a));
 }
 
 /// The ledger's lines in GiB and bytes, then the total against the capacity.

@@ -34,7 +34,7 @@ constexpr std::array record_keys{"id",       "set",     "source",  "measured", "
                                  "efficiency_excluded", "published_as", "constraints"};
 constexpr std::array set_names{"calibration", "validation"};
 
-[[noreturn]] void fail(const std::string& origin, const std::string& pointer,
+[[noreturn]] void reject_record(const std::string& origin, const std::string& pointer,
                        const std::string& message) {
   throw InputError(origin, pointer, message);
 }
@@ -53,14 +53,14 @@ template <typename Range>
 void check_keys(const json& v, const std::string& pointer, const std::string& origin,
                 const Range& allowed) {
   if (!v.is_object()) {
-    fail(origin, pointer,
+    reject_record(origin, pointer,
          fmt::format("expected an object with keys {}, got {}", joined(allowed),
                      describe_value(v)));
   }
   for (const auto& item : v.items()) {
     if (std::find(allowed.begin(), allowed.end(), item.key()) != allowed.end()) continue;
     const auto guess = closest(item.key(), allowed);
-    fail(origin, pointer + "/" + item.key(),
+    reject_record(origin, pointer + "/" + item.key(),
          guess ? fmt::format("unknown key (did you mean '{}'?)", *guess)
                : fmt::format("unknown key; expected one of: {}", joined(allowed)));
   }
@@ -70,10 +70,11 @@ std::string text_at(const json& v, const std::string& key, const std::string& po
                     const std::string& origin, std::string_view expect) {
   const auto it = v.find(key);
   if (it == v.end()) {
-    fail(origin, pointer + "/" + key, fmt::format("missing required key (expected {})", expect));
+    reject_record(origin, pointer + "/" + key,
+                  fmt::format("missing required key (expected {})", expect));
   }
   if (!it->is_string() || it->get_ref<const std::string&>().empty()) {
-    fail(origin, pointer + "/" + key,
+    reject_record(origin, pointer + "/" + key,
          fmt::format("expected {}, got {}", expect, describe_value(*it)));
   }
   return it->get<std::string>();
@@ -88,7 +89,7 @@ std::optional<double> positive_quantity(const json& v, const std::string& key, D
   const std::string at = pointer + "/" + key;
   const double x = parse_quantity(*it, d, origin, at);
   if (!(x > 0) || !(x <= 1e18)) {
-    fail(origin, at, fmt::format("expected {}, got {}", expect, describe_value(*it)));
+    reject_record(origin, at, fmt::format("expected {}, got {}", expect, describe_value(*it)));
   }
   return x;
 }
@@ -101,7 +102,7 @@ Measured read_measured(const json& v, const std::string& origin) {
   Measured m;
   if (const auto it = v.find("tokens_per_second_per_gpu"); it != v.end()) {
     if (!it->is_number() || !(it->get<double>() > 0) || !(it->get<double>() <= 1e12)) {
-      fail(origin, ptr + "/tokens_per_second_per_gpu",
+      reject_record(origin, ptr + "/tokens_per_second_per_gpu",
            fmt::format("expected a positive number of tokens per second such as 3200, got {}",
                        describe_value(*it)));
     }
@@ -115,11 +116,11 @@ Measured read_measured(const json& v, const std::string& origin) {
                                                   ptr, origin,
                                                   "a positive size such as \"20.4 GiB\"");
   if (const auto it = v.find("derivation"); it != v.end() && !it->is_string()) {
-    fail(origin, ptr + "/derivation",
+    reject_record(origin, ptr + "/derivation",
          fmt::format("expected a string, got {}", describe_value(*it)));
   }
   if (!m.tokens_per_second_per_gpu && !m.step_seconds) {
-    fail(origin, ptr,
+    reject_record(origin, ptr,
          "a record needs tokens_per_second_per_gpu or step_time (what the source measured)");
   }
   return m;
@@ -128,7 +129,7 @@ Measured read_measured(const json& v, const std::string& origin) {
 /// "vpp": 5 -> "vpp=5"; strings unquoted, booleans as true/false.
 std::vector<std::string> read_not_modelled(const json& v, const std::string& origin) {
   if (!v.is_object()) {
-    fail(origin, "/not_modelled",
+    reject_record(origin, "/not_modelled",
          fmt::format("expected an object of published settings the model lacks, such as "
                      "{{\"vpp\": 5}}, got {}",
                      describe_value(v)));
@@ -137,7 +138,7 @@ std::vector<std::string> read_not_modelled(const json& v, const std::string& ori
   for (const auto& item : v.items()) {
     const json& x = item.value();
     if (!(x.is_string() || x.is_number() || x.is_boolean())) {
-      fail(origin, "/not_modelled/" + item.key(),
+      reject_record(origin, "/not_modelled/" + item.key(),
            fmt::format("expected a string, number or boolean, got {}", describe_value(x)));
     }
     out.push_back(item.key() + "=" + (x.is_string() ? x.get<std::string>() : x.dump()));
@@ -164,7 +165,7 @@ ValidationRecord load_validation_record(const json& doc, const std::string& orig
   if (doc.contains("published_as")) {
     const std::string as = text_at(doc, "published_as", "", origin, "\"recipe\" or \"baseline\"");
     if (as != "recipe" && as != "baseline") {
-      fail(origin, "/published_as",
+      reject_record(origin, "/published_as",
            fmt::format("expected \"recipe\" or \"baseline\" (a row the source publishes as the "
                        "slower alternative it compares against), got \"{}\"",
                        as));
@@ -178,14 +179,14 @@ ValidationRecord load_validation_record(const json& doc, const std::string& orig
   }
   if (std::find(set_names.begin(), set_names.end(), r.set) == set_names.end()) {
     const auto guess = closest(r.set, set_names);
-    fail(origin, "/set",
+    reject_record(origin, "/set",
          fmt::format("expected \"calibration\" or \"validation\", got {}{}",
                      describe_value(doc.at("set")),
                      guess ? fmt::format(" (did you mean \"{}\"?)", *guess) : ""));
   }
   const auto src = doc.find("source");
   if (src == doc.end()) {
-    fail(origin, "/source",
+    reject_record(origin, "/source",
          "missing required key (expected an object with citation, url, location)");
   }
   check_keys(*src, "/source", origin,
@@ -195,7 +196,7 @@ ValidationRecord load_validation_record(const json& doc, const std::string& orig
                        "where in it the figures are, such as \"Table 1\"");
   const auto measured = doc.find("measured");
   if (measured == doc.end()) {
-    fail(origin, "/measured",
+    reject_record(origin, "/measured",
          "missing required key (expected an object with tokens_per_second_per_gpu or "
          "step_time)");
   }
@@ -204,7 +205,7 @@ ValidationRecord load_validation_record(const json& doc, const std::string& orig
     r.not_modelled = read_not_modelled(*nm, origin);
   }
   if (!doc.contains("plan")) {
-    fail(origin, "/plan", "missing required key (expected the published plan, pinned)");
+    reject_record(origin, "/plan", "missing required key (expected the published plan, pinned)");
   }
   json scenario = json::object();
   for (const char* key : scenario_keys) {
@@ -225,7 +226,8 @@ ValidationRecord load_validation_record(const json& doc, const std::string& orig
   }
   r.scenario = load_scenario(scenario, origin);
   if (r.scenario.workload.kind != WorkloadKind::training) {
-    fail(origin, "/workload/kind", "validate compares training runs; expected \"training\"");
+    reject_record(origin, "/workload/kind",
+                  "validate compares training runs; expected \"training\"");
   }
   return r;
 }
@@ -243,13 +245,13 @@ std::vector<std::string> validation_files(const std::string& path) {
     std::error_code entry_error;
     const bool regular = it->is_regular_file(entry_error);
     if (entry_error) {
-      fail(it->path().string(), "", fmt::format("cannot read: {}", entry_error.message()));
+      reject_record(it->path().string(), "", fmt::format("cannot read: {}", entry_error.message()));
     }
     if (regular && it->path().extension() == ".json") out.push_back(it->path().string());
   }
-  if (ec) fail(path, "", fmt::format("cannot read directory: {}", ec.message()));
+  if (ec) reject_record(path, "", fmt::format("cannot read directory: {}", ec.message()));
   std::sort(out.begin(), out.end());
-  if (out.empty()) fail(path, "", "no *.json records in this directory");
+  if (out.empty()) reject_record(path, "", "no *.json records in this directory");
   return out;
 }
 
