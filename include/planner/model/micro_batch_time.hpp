@@ -13,6 +13,7 @@
 #include "planner/inputs/model.hpp"
 #include "planner/model/placement.hpp"
 #include "planner/model/schedule.hpp"
+#include "planner/model/serving/kv_cache.hpp"
 #include "planner/model/serving/serving_time.hpp"
 #include "planner/inputs/plan.hpp"
 #include "planner/base/units.hpp"
@@ -290,10 +291,9 @@ inline void add_context_parallel(const Model& m, const Cluster& c, const Plan& p
                                  const StageShape& g, TrainingTime& t) noexcept {
   if (p.cp <= 1) return;
   const std::size_t k = axis_tier(p, c, Axis::cp);
-  const double kv_split =
-      static_cast<double>(m.kv_heads > 0 ? std::min(p.tp, m.kv_heads) : p.tp);
-  t.cp_block_bytes = 2.0 * g.local_tokens * g.micro_batch * kv_hidden(m) / kv_split *
-                     bytes_of(m.precision.activations);
+  const double kv_width = kv_heads_per_rank(m, p.tp, KvSharding::replicate) * head_dim(m);
+  t.cp_block_bytes =
+      2.0 * g.local_tokens * g.micro_batch * kv_width * bytes_of(m.precision.activations);
   t.cp_step = cheapest_collective(Collective::point_to_point, 2, t.cp_block_bytes, c.tiers[k]);
   const double passes = p.recompute == Recompute::full ? 4.0 : 3.0;
   t.cp_passes = passes;
