@@ -28,6 +28,21 @@ LAUNCHER_COMMIT = "fee1762f"
 LAUNCHER = ("NVIDIA/NeMo-Framework-Launcher @ fee1762f (2024-08-02), "
             "launcher_scripts/conf/training/{}.yaml")
 
+MODELS = os.path.join(os.path.dirname(__file__), "..", "data", "models")
+
+
+def preset(name, seq_len):
+    """A shape from the planner's own model catalog (data/models/NAME.json, each citing its
+    config.json), the sequence appended and the expert block last, as the records spell it."""
+    with open(os.path.join(MODELS, name + ".json")) as f:
+        model = dict(json.load(f)["model"])
+    moe = model.pop("moe", None)
+    model["seq_len"] = seq_len
+    if moe:
+        model["moe"] = moe
+    return model
+
+
 # name: (scenario model fields, launcher config, where the shape comes from, FLOPs family)
 SHAPES = {
     "gpt3-5b": (dict(layers=24, hidden=4096, heads=32, ffn_hidden=16384, gated_mlp=False,
@@ -60,28 +75,21 @@ SHAPES = {
                    "llama/llama2_70b", "Llama-2-70B shape (arXiv 2307.09288 and NeMo's config: "
                    "80 layers, 8192, FFN 28672, 64 heads, 8 query groups, vocabulary 32000, "
                    "dropout 0)", "llama2"),
-    "llama3-8b": (dict(layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336,
-                       gated_mlp=True, vocab=128256, tied_embeddings=False, dropout=False,
-                       seq_len=8192),
-                  "llama/llama3_8b", "Llama-3-8B shape (Meta's config.json and NeMo's config: 32 "
+    "llama3-8b": (preset("llama-3.1-8b", 8192),
+                  "llama/llama3_8b", "Llama-3-8B shape, the same as Llama 3.1 8B's (the planner's preset "
+                  "data/models/llama-3.1-8b.json; Meta's config.json and NeMo's config: 32 "
                   "layers, 4096, FFN 14336, 32 heads, 8 query groups, vocabulary 128256, dropout "
                   "0)", "llama3"),
-    "llama3-70b": (dict(layers=80, hidden=8192, heads=64, kv_heads=8, ffn_hidden=28672,
-                        gated_mlp=True, vocab=128256, tied_embeddings=False, dropout=False,
-                        seq_len=8192),
-                   "llama/llama3_70b", "Llama-3-70B shape (Meta's config.json and NeMo's config: "
+    "llama3-70b": (preset("llama-3.1-70b", 8192),
+                   "llama/llama3_70b", "Llama-3-70B shape, the same as Llama 3.1 70B's (the planner's "
+                   "preset data/models/llama-3.1-70b.json; Meta's config.json and NeMo's config: "
                    "80 layers, 8192, FFN 28672, 64 heads, 8 query groups, vocabulary 128256, "
                    "dropout 0)", "llama3"),
-    "llama3.1-405b": (dict(layers=126, hidden=16384, heads=128, kv_heads=8, ffn_hidden=53248,
-                           gated_mlp=True, vocab=128256, tied_embeddings=False, dropout=False,
-                           seq_len=8192),
+    "llama3.1-405b": (preset("llama-3.1-405b", 8192),
                       "llama/llama31_405b", "Llama 3.1 405B shape (arXiv 2407.21783 Table 3: 126 "
                       "layers, 16384, FFN 53248, 128 heads, 8 KV heads, vocabulary 128256, "
                       "dropout 0)", "llama3"),
-    "qwen3-235b-a22b": (dict(layers=94, hidden=4096, heads=64, kv_heads=4, head_dim=128,
-                             ffn_hidden=12288, gated_mlp=True, vocab=151936,
-                             tied_embeddings=False, dropout=False, seq_len=4096,
-                             moe=dict(experts=128, top_k=8, expert_ffn_hidden=1536)),
+    "qwen3-235b-a22b": (preset("qwen3-235b-a22b", 4096),
                         "qwen/qwen3_moe", "Qwen3-235B-A22B shape (the planner's preset, data/"
                         "models/qwen3-235b-a22b.json, from its config.json: 94 layers, 4096, 64 "
                         "heads, 4 KV heads of 128, 128 experts of 1536, top-8, every layer, "
