@@ -91,6 +91,8 @@ struct Input {
   /// Changes only what the network costs (a tier's bandwidth): every plan's time falls as it
   /// rises and which plans fit does not change (monotone_kind).
   bool network_only = false;
+  /// An integer input probed only at multiples of this step (1 when null): see seq_len_step.
+  std::int64_t (*step)(const Context&, const Plan& best) = nullptr;
 };
 
 /// Whether `b` is still one of the equals at a probe: thresholds are drawn between classes of

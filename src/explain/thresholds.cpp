@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <numeric>
 
 #include "planner/base/workers.hpp"
 #include "planner/search/answer.hpp"
@@ -81,6 +82,18 @@ void serving_inputs(const Serving& w, std::vector<Input>& out) {
   }
 }
 
+/// Sequence lengths are probed in whole blocks: multiples of the scenario's own power-of-two
+/// factor up to 128 tokens (the key block of FlashAttention-2's kernels, docs/model.md §6) and
+/// of the recommendation's cp. The search requires cp | seq_len (model/legality.hpp), so one
+/// token off a length the recommendation divides is a length it cannot run at: probed token
+/// by token, q3 (8,192 tokens, cp 2) reported "at or below 8191 tokens", a divisibility
+/// artefact rather than a length at which another plan wins.
+std::int64_t seq_len_step(const Context& c, const Plan& best) {
+  std::int64_t pow2 = 1;
+  while (pow2 < 128 && c.model.seq_len % (pow2 * 2) == 0) pow2 *= 2;
+  return std::lcm(pow2, std::max<std::int64_t>(best.cp, 1));
+}
+
 std::vector<Input> inputs(const Context& ctx) {
   std::vector<Input> out;
   out.push_back({"/cluster/inter_node/bandwidth",
@@ -95,7 +108,7 @@ std::vector<Input> inputs(const Context& ctx) {
     out.push_back({"/model/seq_len",
                    [](const Context& c) { return static_cast<double>(c.model.seq_len); },
                    [](Context& c, double v) { c.model.seq_len = static_cast<std::int64_t>(v); },
-                   64, true, "tokens", 1});
+                   64, true, "tokens", 1, false, seq_len_step});
     out.push_back({"/workload/global_batch_tokens",
                    [](const Context& c) { return c.workload.training.global_batch_tokens; },
                    [](Context& c, double v) { c.workload.training.global_batch_tokens = v; },
@@ -120,13 +133,19 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
                               Bisection bisection) {
   const double start = in.get(base);
   const double limit = downward ? start / in.range : start * in.range;
+  // Integer inputs move in whole steps: the next multiple of `grain` (Input::step) toward
+  // `limit` (or past it upward, so that the range is covered), never below one step.
+  const double grain = in.step ? static_cast<double>(in.step(base, best)) : 1.0;
+  auto whole = [&](double x, bool down) {
+    return down ? std::floor(x / grain) * grain : std::ceil(x / grain) * grain;
+  };
   auto at = [&](double v) {
     Context ctx = base;
     in.set(ctx, v);
     return budget.equals(ctx);
   };
   auto valid = [&](double v) {
-    if (in.integer && v < 1) return false;
+    if (in.integer && v < grain) return false;
     if (in.pointer == "/cluster/gpu/memory" && v <= base.cluster.gpu.reserve_bytes) return false;
     return v > 0;
   };
@@ -154,7 +173,7 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
   for (int step = 0; step < 64; ++step) {
     double next = downward ? v / 2 : v * 2;
     if (downward ? next < limit : next > limit) next = limit;
-    if (in.integer) next = downward ? std::floor(next) : std::ceil(next);
+    if (in.integer) next = whole(next, downward);
     if (next == v || !valid(next)) return std::nullopt;
     const Answer plans = answer_at(next);
     if (!same(base, plans, best)) {
@@ -168,8 +187,8 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
         make_probe(std::max(lo, hi), worse, worse == next ? plans.fastest_seconds : same_fastest);
       }
       for (int i = 0; i < 40; ++i) {
-        const double mid = in.integer ? std::floor((lo + hi) / 2) : std::sqrt(lo * hi);
-        if (in.integer ? std::abs(hi - lo) <= 1 : std::abs(hi / lo - 1) < 1e-3) break;
+        const double mid = in.integer ? whole((lo + hi) / 2, true) : std::sqrt(lo * hi);
+        if (in.integer ? std::abs(hi - lo) <= grain : std::abs(hi / lo - 1) < 1e-3) break;
         if (mid == lo || mid == hi) break;
         const Answer mp = answer_at(mid);
         if (same(base, mp, best)) {

@@ -6,7 +6,9 @@
 // in explain/threshold_probe.hpp; this checks it on bundled scenarios and on variations of them.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <map>
+#include <numeric>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -90,5 +92,33 @@ TEST_CASE("candidate bisection finds the thresholds a whole search per probe fin
     std::string label = name;
     for (const std::string& s : sets) label += " " + s;
     check_same(scenario(name, sets), label);
+  }
+}
+
+TEST_CASE("sequence-length thresholds fall on whole blocks the recommendation can run at",
+          "[thresholds]") {
+  // q3 trains 8,192 = 2^13 tokens per sequence at cp 2: probed token by token, 8,191 (odd, so
+  // no cp 2) was reported as the length below which the answer changes. In blocks of
+  // lcm(128, cp) = 128 tokens the nearest length below is 8,064 = 63 x 128.
+  // A length of 6,000 = 2^4 x 375 keeps its own 16-token grain.
+  const std::vector<std::pair<std::vector<std::string>, double>> cases{
+      {{}, 128},
+      {{"/model/seq_len=6000", "/workload/global_batch_tokens=12000000"}, 16},
+  };
+  for (const auto& [sets, block] : cases) {
+    const Context ctx = scenario("q3-llama-3.1-405b-16k-h100.json", sets);
+    const SearchResult r = trusted_search(ctx, SearchOptions{}).result;
+    REQUIRE(r.found());
+    const Plan& best = r.ranked.front().plan;
+    std::size_t seen = 0;
+    for (const Threshold& t : find_thresholds(ctx, best, 1)) {
+      if (t.parameter != "/model/seq_len") continue;
+      ++seen;
+      INFO(sets.size() << " " << to_string(t.side) << " " << t.value);
+      const double grain = std::lcm(static_cast<std::int64_t>(block), best.cp);
+      CHECK(std::fmod(t.value, grain) == 0);
+      CHECK(std::abs(t.value - static_cast<double>(ctx.model.seq_len)) >= grain);
+    }
+    CHECK(seen >= 1);
   }
 }
