@@ -63,20 +63,32 @@ TEST_CASE("validate --search: the planner's picks against the published plans",
   // ZeRO-3 rows, Korthikanti et al.'s four full-recompute rows, and the six vanilla-TP rows of
   // torchtitan's June 2025 AsyncTP page.
   CHECK(baselines == 16);
-  // Issue 28's bar is 1.10 over every record. All records read 1.084 since NeMo's 21 H100
-  // FP8 runs joined (December 2026; their picks 1.00x at the median: NVIDIA's tuned recipes);
-  // the 134 records before them still read 1.105 (step 30 added torchtitan's AsyncTP page,
+  // Issue 28's bar is 1.10 over every record. All records read 1.079 (196 records; 1.084
+  // before llm-foundry's H100 FSDP runs) since NeMo's 21 H100 FP8 runs joined (December 2026; their picks 1.00x at the median: NVIDIA's tuned recipes);
+  // the 134 records before them still read 1.106 (step 30 added torchtitan's AsyncTP page,
   // which runs Llama 3.1 8B at TP 8 to compare TP implementations: the search's FSDP-only
   // picks for it are 1.16-1.46x faster by the model, and the same team measured the 8B
   // FSDP-only run 1.5-1.65x faster than those TP 8 runs). docs/validation.md §Search reports
   // both; held here so that neither can drift unnoticed.
   CHECK(median(speedups) <= 1.10);
   CHECK(median(recipes) <= 1.10);
+  // llm-foundry's 35 H100 and A100 80GB FSDP runs (twelfth session) read 1.005x at the
+  // median: the search keeps their recipe where they run without checkpointing, and picks
+  // selective recompute at smaller micro-batches (1.22-1.31x) where they run with it.
   std::vector<double> before_nemo;
   for (const SearchRegret& r : rows) {
-    const bool nvidia_tables =
-        r.record->id.rfind("nemo", 0) == 0 || r.record->id.rfind("mbridge", 0) == 0;
-    if (!nvidia_tables) before_nemo.push_back(r.speedup);
+    const std::string& id = r.record->id;
+    const bool nvidia_tables = id.rfind("nemo", 0) == 0 || id.rfind("mbridge", 0) == 0;
+    const bool ends_with_part = [&] {
+      for (const std::string tail : {"h100", "a100-80gb"}) {
+        if (id.size() >= tail.size() && id.compare(id.size() - tail.size(), tail.size(), tail) == 0) {
+          return true;
+        }
+      }
+      return false;
+    }();
+    const bool foundry_h100_tables = id.rfind("llm-foundry", 0) == 0 && ends_with_part;
+    if (!nvidia_tables && !foundry_h100_tables) before_nemo.push_back(r.speedup);
   }
   CHECK(before_nemo.size() == 134);
   CHECK(median(before_nemo) <= 1.107);
