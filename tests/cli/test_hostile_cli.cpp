@@ -27,6 +27,14 @@ using namespace hostile_test_helpers;
 
 namespace {
 
+/// No byte a terminal acts on outside the line ends: the escaped output of every format.
+bool free_of_raw_controls(const std::string& text) {
+  return std::none_of(text.begin(), text.end(), [](char ch) {
+    const auto b = static_cast<unsigned char>(ch);
+    return (b < 0x20 && b != '\n') || b == 0x7F;
+  });
+}
+
 /// Scenario A without its plan, one token per sequence and 2e9 tokens a step, its measured
 /// step time kept: every plan is compute-bound at the measured rate, so ~17,000 tie.
 json tied_band_scenario() {
@@ -71,5 +79,25 @@ TEST_CASE("The tied-band scenario answers within the 10 s bound", "[hostile2][wo
   CHECK(code == 0);
   CHECK(seconds < 10);
   CHECK_THAT(out, Catch::Contains("not searched, the search is too large"));
+  std::filesystem::remove(path);
+}
+
+// ---- 2, 3. Control characters in check and sweep output -----------------------------------
+
+TEST_CASE("check escapes the file name and a figure's pointer", "[hostile2][escape]") {
+  // Before: the name's newline and ESC were printed raw ("ok      /tmp/x" then a line
+  // "# File\x1b[2J.json": a markdown heading and a terminal clear), and so was the pointer.
+  const std::string path = write_file("x\n# File\x1b[2J.json", cli_harness::read("scenarios/a.json"));
+  auto r = cli_harness::run({"check", path});
+  CHECK(r.code == 0);
+  CHECK(free_of_raw_controls(r.out));
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+  CHECK_THAT(r.out, Catch::Contains("x\\n# File\\x1b[2J.json"));
+  r = cli_harness::run({"check", "scenarios/a.json", "--set",
+                        "/expect/figures=[{\"pointer\":\"/best/\\u001b[2J\\n\\u0000x\",\"value\":1}]"});
+  CHECK(r.code == 1);
+  CHECK(free_of_raw_controls(r.out));
+  CHECK_THAT(r.out, Catch::Contains("/best/\\x1b[2J\\n\\x00x: expected 1, but the output has no "
+                                    "number there"));
   std::filesystem::remove(path);
 }
