@@ -101,3 +101,21 @@ TEST_CASE("check escapes the file name and a figure's pointer", "[hostile2][esca
                                     "number there"));
   std::filesystem::remove(path);
 }
+
+TEST_CASE("sweep escapes control characters of a varied name in CSV and HTML", "[hostile2][escape]") {
+  // Before: CSV kept the raw ESC and CR inside its quotes; HTML put ESC, newline and CR into
+  // a <title> and the table's cells. JSONL was already escaped by its writer.
+  const std::string vary = "/name=x\x1b[2J\n# H\r,b";
+  auto r = cli_harness::run({"sweep", "scenarios/a.json", "--vary", vary, "--format", "csv",
+                             "--no-progress", "--threads", "1"});
+  CHECK(r.code == 0);
+  CHECK(free_of_raw_controls(r.out));
+  // The comma makes a list of two names: "x\x1b[2J\n# H\r" and "b".
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 3);  // the header and two points
+  CHECK_THAT(r.out, Catch::Contains("\nx\\x1b[2J\\n# H\\r,ok,"));
+  r = cli_harness::run({"sweep", "scenarios/a.json", "--vary", vary, "--format", "html",
+                        "--no-progress", "--threads", "1"});
+  CHECK(r.code == 0);
+  CHECK(free_of_raw_controls(r.out));
+  CHECK_THAT(r.out, Catch::Contains("x\\x1b[2J\\n# H\\r"));
+}
