@@ -119,3 +119,54 @@ TEST_CASE("sweep escapes control characters of a varied name in CSV and HTML", "
   CHECK(free_of_raw_controls(r.out));
   CHECK_THAT(r.out, Catch::Contains("x\\x1b[2J\\n# H\\r"));
 }
+
+// ---- 4, 5. --vary ranges -------------------------------------------------------------------
+
+TEST_CASE("A --vary range starts and ends exactly at the values typed", "[hostile2][vary]") {
+  // Before: 1e-9 * pow(1e9 / 1e-9, 1) = 1000000000.0000001, past request_rate's limit of 1e9,
+  // so a valid end was refused (exit 2).
+  const json serving = scenario("scenarios/llama31-70b-serving-h100.json");
+  for (const auto& [spec, first, last] :
+       std::vector<std::tuple<std::string, double, double>>{
+           {"/workload/request_rate=1e-9..1e9:2log", 1e-9, 1e9},
+           {"/workload/request_rate=0.7..1e9:3log", 0.7, 1e9},
+           {"/workload/slo_percentile=1e-5..0.9999:3log", 1e-5, 0.9999}}) {
+    INFO(spec);
+    const planner::SweepAxis axis = planner::parse_vary(spec, serving);
+    REQUIRE(!axis.values.empty());
+    CHECK(axis.values.front().get<double>() == first);
+    CHECK(axis.values.back().get<double>() == last);
+  }
+  const planner::SweepAxis latency =
+      planner::parse_vary("/cluster/inter_node/latency=0.9s..60s:2log", scenario("scenarios/a.json"));
+  CHECK(latency.values.back().get<double>() == 60);
+  const auto r = cli_harness::run({"sweep", "scenarios/llama31-70b-serving-h100.json", "--vary",
+                                   "/workload/request_rate=1e-9..1e9:2log", "--no-progress",
+                                   "--threads", "1"});
+  CHECK(r.code != 2);
+  CHECK(r.err.find("1000000000.0000001") == std::string::npos);
+}
+
+TEST_CASE("An overflowing --vary range is refused as the range typed", "[hostile2][vary]") {
+  // Before: 1..1e308:3 on an integer field converted 5e307 to int64 (undefined: reported
+  // "got -9223372036854775808"), and -1.7e308..1.7e308:3 computed stop - start = inf, so the
+  // first point was inf * 0 = NaN ("got null").
+  try {
+    (void)planner::parse_vary("/cluster/nodes=1..1e308:3", scenario("scenarios/a.json"));
+    FAIL("accepted");
+  } catch (const planner::InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "--vary: '/cluster/nodes=1..1e308:3': point 2 of the range, 5e+307, is outside the "
+          "64-bit integers (magnitude up to 9223372036854775807) that /cluster/nodes holds; "
+          "narrow the range");
+  }
+  const planner::SweepAxis axis = planner::parse_vary(
+      "/cluster/inter_node/bandwidth=-1.7e308..1.7e308:3", scenario("scenarios/a.json"));
+  for (const json& v : axis.values) CHECK(std::isfinite(v.get<double>()));
+  const auto r = cli_harness::run({"sweep", "scenarios/a.json", "--vary",
+                                   "/cluster/inter_node/bandwidth=-1.7e308..1.7e308:3",
+                                   "--no-progress", "--threads", "1"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("null") == std::string::npos);
+  CHECK(r.err.find("-9223372036854775808") == std::string::npos);
+}
