@@ -170,3 +170,46 @@ TEST_CASE("An overflowing --vary range is refused as the range typed", "[hostile
   CHECK(r.err.find("null") == std::string::npos);
   CHECK(r.err.find("-9223372036854775808") == std::string::npos);
 }
+
+// ---- 6. Contradictory --fix items ----------------------------------------------------------
+
+TEST_CASE("Contradictory --fix items are named, not searched", "[hostile2][fix]") {
+  // Before: each was searched and reported "No configuration fits" (exit 1) with a reason
+  // about some other plan.
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases{
+      {{"plan", "scenarios/a.json", "--fix", "dp=64,tp=2"},
+       "planner: error: --fix: the pinned degrees contradict the cluster: tp·dp = 2·64 = 128 "
+       "must divide the 64 GPUs; loosen one of them\n"},
+      {{"plan", "scenarios/a.json", "--fix", "flash=off,cp=2"},
+       "planner: error: --fix: cp = 2 contradicts flash=off: context parallelism needs flash "
+       "attention (ring attention computes attention in tiles); drop one\n"},
+      {{"plan", "scenarios/a.json", "--fix", "recompute=op,flash=off"},
+       "planner: error: --fix: recompute=op contradicts flash=off: torchtitan's op-level "
+       "checkpointing needs flash attention (its attention is always tiled); drop one\n"},
+      {{"export", "scenarios/q2-llama-3.1-70b-64-h100.json", "--to", "megatron", "--fix", "zero=3"},
+       "planner: error: --fix: zero = 3 contradicts --to megatron: Megatron-LM shards optimizer "
+       "state only (ZeRO-1) (docs/constraints.md); drop one\n"},
+      {{"export", "scenarios/q2-llama-3.1-70b-64-h100.json", "--to", "deepspeed", "--fix", "cp=2"},
+       "planner: error: --fix: cp = 2 contradicts --to deepspeed: DeepSpeed has no "
+       "ring-attention context parallelism (docs/constraints.md); drop one\n"},
+      {{"export", "scenarios/q2-llama-3.1-70b-64-h100.json", "--to", "megatron", "--fix",
+        "recompute=op"},
+       "planner: error: --fix: recompute=op contradicts --to megatron: op-level checkpointing "
+       "is torchtitan's (docs/constraints.md); drop one\n"},
+      {{"plan", "scenarios/a.json", "--framework", "megatron", "--fix", "zero=3"},
+       "planner: error: --fix: zero = 3 contradicts --framework megatron: Megatron-LM shards "
+       "optimizer state only (ZeRO-1) (docs/constraints.md); drop one\n"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.args[0] << " " << c.args.back());
+    const auto r = cli_harness::run(c.args);
+    CHECK(r.code == 2);
+    CHECK(r.err == c.message);
+  }
+  // A legal plan under the items is still searched: zero=3 is DeepSpeed's and torchtitan's.
+  CHECK(cli_harness::run({"plan", "scenarios/a.json", "--fix", "zero=3", "--no-thresholds"}).code == 0);
+}
