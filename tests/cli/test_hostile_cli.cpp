@@ -213,3 +213,14 @@ TEST_CASE("Contradictory --fix items are named, not searched", "[hostile2][fix]"
   // A legal plan under the items is still searched: zero=3 is DeepSpeed's and torchtitan's.
   CHECK(cli_harness::run({"plan", "scenarios/a.json", "--fix", "zero=3", "--no-thresholds"}).code == 0);
 }
+
+// ---- 7, 8. Flags and pinned switches no longer ignored --------------------------------------
+
+TEST_CASE("memory refuses --grad-accum on a serving scenario, as the file would", "[hostile2][plan]") {
+  // Before: replaced by 1 without a word (exit 0).
+  const auto r = cli_harness::run({"memory", "scenarios/mixtral-8x7b-serving-h100.json", "--tp",
+                                   "1", "--dp", "8", "--grad-accum", "2"});
+  CHECK(r.code == 2);
+  CHECK(r.err == "planner: error: command line: /plan/grad_accum: a serving plan needs "
+                 "grad_accum = 1 (there is no optimizer step), got 2\n");
+}
