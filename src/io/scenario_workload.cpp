@@ -217,6 +217,21 @@ Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
   return p;
 }
 
+void check_stated_overlaps(const json& v, const Plan& p, const std::string& origin) {
+  // Stated in the plan, not the workload's default for every candidate (which acts only where
+  // sequence parallelism is on): a pin that says it overlaps, and then would be timed,
+  // exported and reported without the overlap (export dropped --tp-comm-overlap silently).
+  if (v.contains("tp_comm_overlap") && p.tp_comm_overlap && !p.sequence_parallel) {
+    fail(origin, "/plan/tp_comm_overlap",
+         "tp_comm_overlap needs sequence_parallel: true (the collectives it runs inside the "
+         "GEMMs are sequence parallelism's reduce-scatters and all-gathers); set "
+         "sequence_parallel to true or remove tp_comm_overlap");
+  }
+  // pp_comm_overlap without virtual stages is not refused: it is Megatron-LM's default
+  // (--overlap-p2p-communication is on unless switched off, and acts only when interleaved),
+  // and NVIDIA's recipes, this project's validation records among them, state it so.
+}
+
 static ExpectedFigure read_figure(const json& v, const std::string& ptr, const std::string& origin) {
   const Object o(v, ptr, origin, {"pointer", "value", "tolerance"});
   ExpectedFigure f;

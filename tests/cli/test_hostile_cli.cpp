@@ -224,3 +224,28 @@ TEST_CASE("memory refuses --grad-accum on a serving scenario, as the file would"
   CHECK(r.err == "planner: error: command line: /plan/grad_accum: a serving plan needs "
                  "grad_accum = 1 (there is no optimizer step), got 2\n");
 }
+
+TEST_CASE("A pinned tp overlap without sequence parallelism is a broken pinned plan", "[hostile2][plan]") {
+  // Before: accepted by memory, export and check, then ignored (export dropped
+  // --tp-comm-overlap). Scenario A's plan has tp 1 and no sequence parallelism.
+  // (pp_comm_overlap without virtual stages stays accepted: it is Megatron-LM's default, and
+  // the validation records pin it so.)
+  const std::string message =
+      "scenarios/a.json: /plan/tp_comm_overlap: tp_comm_overlap needs sequence_parallel: true "
+      "(the collectives it runs inside the GEMMs are sequence parallelism's reduce-scatters and "
+      "all-gathers); set sequence_parallel to true or remove tp_comm_overlap";
+  for (const std::string command : {"memory", "export", "check"}) {
+    INFO(command);
+    const auto r = cli_harness::run({command, "scenarios/a.json", "--set", "/plan/tp_comm_overlap=true"});
+    CHECK(r.code == 2);
+    CHECK(r.err == "planner: error: " + message + "\n");
+  }
+  // plan searches without the pin, with a warning (docs/errors.md §Plans).
+  const auto r = cli_harness::run({"plan", "scenarios/a.json", "--set",
+                                   "/plan/tp_comm_overlap=true", "--no-thresholds"});
+  CHECK(r.code == 0);
+  CHECK(r.err == "planner: warning: " + message + "; the pinned plan is ignored (the measured "
+                 "step time now calibrates one GPU holding the whole model)\n");
+  // Stated false is accepted as before.
+  CHECK(cli_harness::run({"memory", "scenarios/a.json", "--set", "/plan/tp_comm_overlap=false"}).code == 0);
+}
