@@ -249,3 +249,19 @@ TEST_CASE("A pinned tp overlap without sequence parallelism is a broken pinned p
   // Stated false is accepted as before.
   CHECK(cli_harness::run({"memory", "scenarios/a.json", "--set", "/plan/tp_comm_overlap=false"}).code == 0);
 }
+
+// ---- 10. The axis explanation ---------------------------------------------------------------
+
+TEST_CASE("An axis no degree above 1 can use is explained, not left empty", "[hostile2][explain]") {
+  // Before: "cp = 1: " with nothing after (and "why": "" in JSON): 4093 is prime, so no cp
+  // divides it, and the explanation timed no answer with cp.
+  auto r = cli_harness::run({"plan", "scenarios/a.json", "--set", "/model/seq_len=4093",
+                             "--no-thresholds"});
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("cp = 1: not used; no cp above 1 divides both seq_len (4093) "
+                                    "and the 64 GPUs, as a context-parallel split must"));
+  r = cli_harness::run({"plan", "scenarios/a.json", "--set", "/model/seq_len=4093",
+                        "--no-thresholds", "--format", "json"});
+  CHECK(r.out.find("\"why\":\"\"") == std::string::npos);
+  CHECK(r.out.find("\"why\": \"\"") == std::string::npos);
+}
