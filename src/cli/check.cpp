@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -82,6 +83,11 @@ std::vector<std::string> check_expectations(const Scenario& s, const PlanReport&
 
 int run_check(const std::vector<std::string>& files, const std::vector<std::string>& sets,
               std::ostream& out, std::ostream& err) {
+  // Standard input can be read once: a second '-' read nothing and checked an empty input.
+  if (std::count(files.begin(), files.end(), std::string("-")) > 1) {
+    throw InputError("command line", "",
+                     "standard input given twice ('-' appears more than once); give it once");
+  }
   int status = exit_ok;
   for (const std::string& file : files) {
     // check compares what plan answers, but a broken pinned plan is an error here, as

@@ -265,3 +265,13 @@ TEST_CASE("An axis no degree above 1 can use is explained, not left empty", "[ho
   CHECK(r.out.find("\"why\":\"\"") == std::string::npos);
   CHECK(r.out.find("\"why\": \"\"") == std::string::npos);
 }
+
+// ---- 11. Standard input twice ---------------------------------------------------------------
+
+TEST_CASE("check refuses standard input given twice", "[hostile2][input]") {
+  // Before: the second '-' read an empty input after the first had read it all.
+  const auto r = cli_harness::run({"check", "-", "-"});
+  CHECK(r.code == 2);
+  CHECK(r.err == "planner: error: command line: standard input given twice ('-' appears more "
+                 "than once); give it once\n");
+}
