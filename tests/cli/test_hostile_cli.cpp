@@ -275,3 +275,23 @@ TEST_CASE("check refuses standard input given twice", "[hostile2][input]") {
   CHECK(r.err == "planner: error: command line: standard input given twice ('-' appears more "
                  "than once); give it once\n");
 }
+
+// ---- 9. A figure's unit against the figure ---------------------------------------------------
+
+TEST_CASE("check refuses an expected figure in a unit of another dimension", "[hostile2][input]") {
+  // Before: "16 GB/s" against /best/memory/weights (a byte count) was compared by its number,
+  // 1.6e10, and passed. A figure whose key does not say its dimension is not checked.
+  auto r = cli_harness::run({"check", "scenarios/a.json", "--set",
+                             "/expect/figures=[{\"pointer\":\"/best/memory/weights\","
+                             "\"value\":\"16 GB/s\"}]"});
+  CHECK(r.code == 2);
+  CHECK(r.err == "planner: error: scenarios/a.json: /expect/figures/0/value: \"16 GB/s\" is in "
+                 "bytes/s, but the figure at /best/memory/weights is in bytes; write the value in a "
+                 "unit of bytes, or as a bare number in bytes\n");
+  r = cli_harness::run({"check", "scenarios/a.json", "--set",
+                        "/expect/figures=[{\"pointer\":\"/best/time/step\",\"value\":\"5 GB\"}]"});
+  CHECK(r.code == 2);
+  // The bundled expectations, bytes, seconds and bandwidths each in their own unit, pass.
+  CHECK(cli_harness::run({"check", "scenarios/a.json"}).code == 0);
+  CHECK(cli_harness::run({"check", "scenarios/b.json"}).code == 0);
+}
