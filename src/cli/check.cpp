@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -7,6 +8,7 @@
 
 #include "command.hpp"
 #include "planner/base/error.hpp"
+#include "planner/base/one_line.hpp"
 #include "planner/cli/cli.hpp"
 #include "planner/model/placement.hpp"
 #include "planner/report/report.hpp"
@@ -64,12 +66,14 @@ std::vector<std::string> check_expectations(const Scenario& s, const PlanReport&
   if (!x.figures.empty()) {
     const json doc = report_json(r);
     for (const ExpectedFigure& f : x.figures) {
+      // The pointer is the user's text, printed on a drift line: escaped (docs/errors.md).
+      const std::string pointer = one_line(f.pointer, error_line_limit);
       const std::optional<double> got = number_at(doc, f.pointer);
       if (!got) {
         drift.push_back(fmt::format("{}: expected {:.6g}, but the output has no number there",
-                                    f.pointer, f.value));
+                                    pointer, f.value));
       } else if (std::abs(*got - f.value) > f.relative_tolerance * std::abs(f.value)) {
-        drift.push_back(fmt::format("{}: expected {:.6g} (within {:g} %), got {:.6g}", f.pointer,
+        drift.push_back(fmt::format("{}: expected {:.6g} (within {:g} %), got {:.6g}", pointer,
                                     f.value, 100 * f.relative_tolerance, *got));
       }
     }
@@ -79,6 +83,11 @@ std::vector<std::string> check_expectations(const Scenario& s, const PlanReport&
 
 int run_check(const std::vector<std::string>& files, const std::vector<std::string>& sets,
               std::ostream& out, std::ostream& err) {
+  // Standard input can be read once: a second '-' read nothing and checked an empty input.
+  if (std::count(files.begin(), files.end(), std::string("-")) > 1) {
+    throw InputError("command line", "",
+                     "standard input given twice ('-' appears more than once); give it once");
+  }
   int status = exit_ok;
   for (const std::string& file : files) {
     // check compares what plan answers, but a broken pinned plan is an error here, as
@@ -93,11 +102,13 @@ int run_check(const std::vector<std::string>& files, const std::vector<std::stri
     }
     const PlanReport r = make_plan_report(s, 1, wants_thresholds);
     const std::vector<std::string> drift = check_expectations(s, r);
+    // The file name may hold any bytes: a newline in it injected a line (a markdown heading).
+    const std::string origin = one_line(s.origin, error_line_limit);
     if (drift.empty()) {
-      out << fmt::format("ok      {}\n", s.origin);
+      out << fmt::format("ok      {}\n", origin);
     } else {
       status = exit_no;
-      out << fmt::format("drift   {}\n", s.origin);
+      out << fmt::format("drift   {}\n", origin);
       for (const std::string& d : drift) out << "        " << d << "\n";
     }
   }

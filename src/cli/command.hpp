@@ -65,6 +65,9 @@ struct ConstraintArgs {
 };
 void add_constraints(CLI::App& app, ConstraintArgs& c);
 void apply_constraints(Scenario& s, const ConstraintArgs& c);
+/// Refuses --fix items that rule out every plan together or under s.constraints.framework,
+/// named as coming from `framework_source` ("--framework", "--to"); apply_constraints runs it.
+void check_framework_fix(const Scenario& s, std::string_view framework_source);
 void add_sets(CLI::App& app, std::vector<std::string>& sets);
 void add_scenario_argument(CLI::App& app, std::string& file);
 

@@ -44,7 +44,93 @@ void check_pinned_degrees(const Scenario& s) {
   }
 }
 
+/// "cp = 2" for a pinned bound, "cp >= 2" for a lower one: how the --fix items read.
+std::string bound_text(std::string_view name, const Bound& b) {
+  return b.min == b.max ? fmt::format("{} = {}", name, b.min)
+                        : fmt::format("{} >= {}", name, b.min);
+}
+
+/// Items of --fix that rule out every plan together, or with the framework's rules
+/// (docs/constraints.md), named as a contradiction (exit 2) instead of searched into "no
+/// configuration fits" with an unrelated reason. `framework` says where the framework comes
+/// from ("--framework megatron", "--to megatron"). Only rules that hold for every plan are
+/// checked here; a legal plan that does not fit in memory is still the search's exit 1.
+void check_fix_contradictions(const Scenario& s, const std::string& framework) {
+  const Constraints& c = s.constraints;
+  auto fail = [](const std::string& message) { throw InputError("--fix", "", message); };
+  // The placed degrees multiply to the world size: pinned ones must divide it together.
+  const std::int64_t world = world_size(s.cluster);
+  std::int64_t product = 1;
+  std::string names, values;
+  int pinned = 0;
+  for (const AxisInfo& row : axes) {
+    const Bound& b = c.degree(row.axis);
+    if (row.folded || b.min != b.max) continue;
+    ++pinned;
+    names += (names.empty() ? "" : "·") + std::string(row.name);
+    values += (values.empty() ? "" : "·") + std::to_string(b.min);
+    if (__builtin_mul_overflow(product, b.min, &product)) product = world + 1;
+  }
+  if (pinned > 1 && (product > world || world % product != 0)) {
+    fail(fmt::format("the pinned degrees contradict the cluster: {} = {} = {} must divide the "
+                     "{} GPUs; loosen one of them",
+                     names, values, product, world));
+  }
+  const Bound& cp = c.degree(Axis::cp);
+  const bool no_flash = c.flash_attention && !*c.flash_attention;
+  if (cp.min > 1 && no_flash) {
+    fail(fmt::format("{} contradicts flash=off: context parallelism needs flash attention (ring "
+                     "attention computes attention in tiles); drop one",
+                     bound_text("cp", cp)));
+  }
+  if (c.recompute == Recompute::op && no_flash) {
+    fail("recompute=op contradicts flash=off: torchtitan's op-level checkpointing needs flash "
+         "attention (its attention is always tiled); drop one");
+  }
+  const Bound& tp = c.degree(Axis::tp);
+  if (c.sequence_parallel && *c.sequence_parallel && tp.max == 1) {
+    fail("sp=on contradicts tp = 1: sequence parallelism splits activations across the tp "
+         "ranks; drop one");
+  }
+  // The named framework's rules that no plan escapes (search/constraints.hpp).
+  const auto against = [&](const std::string& item, std::string_view why) {
+    fail(fmt::format("{} contradicts {}: {} (docs/constraints.md); drop one", item, framework,
+                     why));
+  };
+  switch (c.framework) {
+    case Framework::megatron:
+      if (c.zero.min > 1) against(bound_text("zero", c.zero), "Megatron-LM shards optimizer state only (ZeRO-1)");
+      if (c.recompute == Recompute::op) against("recompute=op", "op-level checkpointing is torchtitan's");
+      break;
+    case Framework::deepspeed:
+      if (cp.min > 1) against(bound_text("cp", cp), "DeepSpeed has no ring-attention context parallelism");
+      if (c.recompute == Recompute::op) against("recompute=op", "DeepSpeed recomputes whole layers only");
+      if (c.sequence_parallel && *c.sequence_parallel) {
+        against("sp=on", "DeepSpeed's AutoTP does not shard the sequence");
+      }
+      break;
+    case Framework::torchtitan:
+      if (c.zero.min == 1 && c.zero.max == 1) {
+        against("zero = 1", "torchtitan replicates (DDP) or fully shards (FSDP2)");
+      }
+      if (no_flash) against("flash=off", "torchtitan's attention is always tiled (SDPA or flex)");
+      if (c.sequence_parallel && !*c.sequence_parallel && tp.min > 1) {
+        fail(fmt::format("sp=off with {} contradicts {}: torchtitan's tp always shards the "
+                         "sequence (docs/constraints.md); drop one",
+                         bound_text("tp", tp), framework));
+      }
+      break;
+    default:
+      break;
+  }
+}
+
 }  // namespace
+
+void check_framework_fix(const Scenario& s, std::string_view framework_source) {
+  check_fix_contradictions(
+      s, fmt::format("{} {}", framework_source, to_string(s.constraints.framework)));
+}
 
 void apply_constraints(Scenario& s, const ConstraintArgs& c) {
   if (!c.fix.empty()) {
@@ -59,6 +145,9 @@ void apply_constraints(Scenario& s, const ConstraintArgs& c) {
   }
   if (!c.framework.empty()) s.constraints.framework = parse_framework(c.framework, "--framework", "");
   if (!c.rank.empty()) s.constraints.trusted = parse_rank(c.rank, "--rank", "");
+  if (!c.fix.empty()) {
+    check_framework_fix(s, c.framework.empty() ? "the scenario's framework" : "--framework");
+  }
 }
 
 }  // namespace planner::cli

@@ -76,6 +76,7 @@ int run_export(const ExportArgs& a, std::ostream& out, std::ostream& err) {
                                  a.to));
   }
   s.constraints.framework = to.framework;
+  if (!a.constraints.fix.empty()) check_framework_fix(s, "--to");
   if (s.workload.kind != WorkloadKind::training) {
     throw InputError(s.origin, "/workload/kind", "export writes training launch arguments");
   }

@@ -148,7 +148,9 @@ Plan memory_plan(const Scenario& s, const MemoryArgs& a) {
     p.grad_accum = std::max<std::int64_t>(
         1, static_cast<std::int64_t>(std::ceil(per_replica / static_cast<double>(p.micro_batch))));
   }
-  if (s.workload.kind == WorkloadKind::serving) p.grad_accum = 1;
+  // A serving plan has no accumulation: one given with --grad-accum is refused by
+  // validate_plan as it is in the file (it was silently replaced by 1).
+  if (s.workload.kind == WorkloadKind::serving && !a.grad_accum) p.grad_accum = 1;
   validate_plan(s, p, "command line", "/plan");
   return p;
 }

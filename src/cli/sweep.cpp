@@ -33,7 +33,10 @@ using nlohmann::json;
 namespace {
 
 /// RFC 4180: a field with a comma, a double quote or a line break is quoted, its quotes doubled.
-std::string csv_field(const std::string& text) {
+/// Control characters are escaped first (one_line), as in every output: a --vary value of the
+/// name kept a raw ESC or CR inside the quotes, which a terminal acts on.
+std::string csv_field(const std::string& raw) {
+  const std::string text = one_line(raw);
   if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
   std::string out = "\"";
   for (char ch : text) {

@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <string_view>
 
 #include "planner/base/error.hpp"
@@ -106,6 +107,28 @@ SweepAxis parse_vary(const std::string& spec, const json& doc) {
   for (long i = 0; i < steps; ++i) {
     const double f = steps == 1 ? 0.0 : static_cast<double>(i) / static_cast<double>(steps - 1);
     double v = log ? start * std::pow(stop / start, f) : start + (stop - start) * f;
+    // Where the ratio or the difference of the ends overflows (1e-300..1e300:3log,
+    // -1.7e308..1.7e308:3), interpolate in a form that cannot (std::lerp is finite between
+    // finite ends); the NaN it gave was reported as "got null".
+    if (!std::isfinite(v)) {
+      v = log ? std::exp(std::lerp(std::log(start), std::log(stop), f)) : std::lerp(start, stop, f);
+    }
+    // The ends are the values typed: pow's rounding made 1e-9..1e9:2log end at
+    // 1000000000.0000001, which a field bounded at 1e9 refused.
+    if (i == 0) v = start;
+    if (i == steps - 1 && steps > 1) v = stop;
+    if (!std::isfinite(v)) {
+      vary_error(spec, fmt::format("point {} of the range is not a finite number; narrow the range",
+                                   i + 1));
+    }
+    // A double of magnitude 2^63 or more has no int64 value (the cast is undefined: 1..1e308:3 reported
+    // -9223372036854775808).
+    if (integer && !(v > -9223372036854775808.0 && v < 9223372036854775808.0)) {
+      vary_error(spec, fmt::format("point {} of the range, {:.6g}, is outside the 64-bit integers "
+                                   "(magnitude up to 9223372036854775807) that {} holds; narrow "
+                                   "the range",
+                                   i + 1, v, axis.pointer));
+    }
     if (integer) {
       axis.values.push_back(static_cast<std::int64_t>(std::llround(v)));
     } else {

@@ -1,6 +1,7 @@
 #include "planner/explain/explain.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <array>
 #include <cmath>
 
@@ -220,7 +221,9 @@ std::vector<Alternative> alternatives(const Context& ctx, const SearchResult& re
     f.require(Axis::pp);
     add(AlternativeKind::with_pipeline, f);
   }
-  if (training && p.cp == 1 && ctx.model.seq_len % 2 == 0) {
+  // An odd seq_len may still share a divisor with the world (4095 tokens on 24 GPUs: cp 3).
+  if (training && p.cp == 1 &&
+      (ctx.model.seq_len % 2 == 0 || std::gcd(ctx.model.seq_len, world_size(ctx.cluster)) > 1)) {
     f = {};
     f.require(Axis::cp);
     add(AlternativeKind::with_context, f);

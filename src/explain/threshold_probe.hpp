@@ -37,10 +37,10 @@ class ScanBudget {
   Answer equals(const Context& ctx) {
     SearchOptions options = winner_options();
     options.whole_band = true;
-    const SearchResult r = run(ctx, options);
+    SearchResult r = run(ctx, options);
     Answer out;
-    for (const Evaluation& e : r.ranked) out.equals.push_back(e.plan);
-    for (const RankKey& k : r.keys) out.fastest_seconds = std::min(out.fastest_seconds, k.exact_time);
+    out.equals = std::move(r.band);
+    out.fastest_seconds = r.fastest_seconds;
     return out;
   }
 

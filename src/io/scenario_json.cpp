@@ -265,6 +265,7 @@ Scenario load_scenario(const json& doc, const std::string& origin) {
   if (const json* plan = top.find("plan")) {
     s.plan = read_plan(*plan, s.workload, origin);
     validate_plan(s, *s.plan, origin, "/plan");
+    check_stated_overlaps(*plan, *s.plan, origin);
   }
   if (const json* expect = top.find("expect")) s.expect = read_expect(*expect, origin);
   if (const json* v = top.find("stragglers")) s.stragglers = read_stragglers(*v, origin);

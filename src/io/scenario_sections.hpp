@@ -14,6 +14,9 @@ namespace planner::json_input {
 [[nodiscard]] Cluster read_cluster(const nlohmann::json& v, const std::string& origin);
 [[nodiscard]] Workload read_workload(const nlohmann::json& v, const std::string& origin);
 [[nodiscard]] Plan read_plan(const nlohmann::json& v, const Workload& w, const std::string& origin);
+/// A plan that states tp_comm_overlap true without sequence_parallel: refused, as the plan's
+/// other broken rules are.
+void check_stated_overlaps(const nlohmann::json& v, const Plan& p, const std::string& origin);
 [[nodiscard]] Expect read_expect(const nlohmann::json& v, const std::string& origin);
 
 }  // namespace planner::json_input

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <vector>
+#include <string_view>
 #include <fmt/format.h>
 #include "planner/io/constraints.hpp"
 #include "planner/io/presets.hpp"
@@ -217,6 +218,51 @@ Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
   return p;
 }
 
+void check_stated_overlaps(const json& v, const Plan& p, const std::string& origin) {
+  // Stated in the plan, not the workload's default for every candidate (which acts only where
+  // sequence parallelism is on): a pin that says it overlaps, and then would be timed,
+  // exported and reported without the overlap (export dropped --tp-comm-overlap silently).
+  if (v.contains("tp_comm_overlap") && p.tp_comm_overlap && !p.sequence_parallel) {
+    fail(origin, "/plan/tp_comm_overlap",
+         "tp_comm_overlap needs sequence_parallel: true (the collectives it runs inside the "
+         "GEMMs are sequence parallelism's reduce-scatters and all-gathers); set "
+         "sequence_parallel to true or remove tp_comm_overlap");
+  }
+  // pp_comm_overlap without virtual stages is not refused: it is Megatron-LM's default
+  // (--overlap-p2p-communication is on unless switched off, and acts only when interleaved),
+  // and NVIDIA's recipes, this project's validation records among them, state it so.
+}
+
+/// The dimension of the report figure `pointer` names, where its keys say it (the JSON report
+/// is in base units, docs/output.md): a line of a memory ledger (/best/memory/weights), a
+/// component of a time (/best/time/step), a key naming seconds, a bandwidth or bytes. None
+/// where the key does not say (counts, fractions, rates of tokens): those are not checked.
+static std::optional<Dimension> figure_dimension(std::string_view pointer) {
+  const std::size_t slash = pointer.rfind('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  const std::string_view key = pointer.substr(slash + 1);
+  const std::string_view head = pointer.substr(0, slash);
+  const std::string_view parent = head.substr(std::min(head.size(), head.rfind('/') + 1));
+  const auto one_of = [&](std::initializer_list<std::string_view> names) {
+    return std::find(names.begin(), names.end(), key) != names.end();
+  };
+  if (parent == "memory" &&
+      one_of({"weights", "gradients", "optimizer", "activations", "logits", "reserve", "allocator",
+              "capacity", "total", "kv_cache", "fp8_weights", "zero3_gather", "recompute_working",
+              "eager_temporaries"})) {
+    return Dimension::bytes;
+  }
+  if (parent == "time" &&
+      one_of({"step", "per_micro_batch", "attention", "bubble", "cp", "cp_exposed", "dense",
+              "dp_comm", "dp_exposed", "elementwise", "pp", "recompute", "scores_io", "tp"})) {
+    return Dimension::seconds;
+  }
+  if (key.find("seconds") != std::string_view::npos) return Dimension::seconds;
+  if (key.ends_with("bandwidth")) return Dimension::bytes_per_second;
+  if (key.ends_with("_bytes")) return Dimension::bytes;
+  return std::nullopt;
+}
+
 static ExpectedFigure read_figure(const json& v, const std::string& ptr, const std::string& origin) {
   const Object o(v, ptr, origin, {"pointer", "value", "tolerance"});
   ExpectedFigure f;
@@ -231,8 +277,19 @@ static ExpectedFigure read_figure(const json& v, const std::string& ptr, const s
   }
   const json& value = o.need("value", "a number or a quantity such as \"25 ms\"");
   if (value.is_string()) {
-    f.value =
-        parse_any_quantity_text(value.get_ref<const std::string&>(), origin, o.path("value")).value;
+    const AnyQuantity q =
+        parse_any_quantity_text(value.get_ref<const std::string&>(), origin, o.path("value"));
+    // A unit of another dimension than the figure's ("16 GB/s" against a byte count) was
+    // compared by its number alone, and passed.
+    const std::optional<Dimension> want = figure_dimension(f.pointer);
+    if (want && *want != q.dimension) {
+      fail(origin, o.path("value"),
+           fmt::format("{} is in {}, but the figure at {} is in {}; write the value in a unit "
+                       "of {}, or as a bare number in {}",
+                       describe_value(value), base_unit(q.dimension), f.pointer,
+                       base_unit(*want), base_unit(*want), base_unit(*want)));
+    }
+    f.value = q.value;
   } else if (value.is_number() && std::isfinite(value.get<double>())) {
     f.value = value.get<double>();
   } else {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <numeric>
+
 #include <cmath>
 
 #include "planner/io/text.hpp"
@@ -117,6 +119,34 @@ std::string binding_detail(const Context& ctx, const BindingConstraint& b) {
   }
 }
 
+/// Why an unused axis has no answer with it to compare (explain.cpp times one only where a
+/// degree above 1 can exist): said in the model's terms, so that no axis line is left empty
+/// ("cp = 1: " for a prime seq_len).
+static std::string unused_axis_reason(const Context& ctx, Axis axis) {
+  const std::int64_t world = world_size(ctx.cluster);
+  const std::int64_t node = ctx.cluster.gpus_per_node;
+  switch (axis) {
+    case Axis::cp:
+      if (std::gcd(ctx.model.seq_len, world) == 1) {
+        return fmt::format("no cp above 1 divides both seq_len ({}) and the {} GPUs, as a "
+                           "context-parallel split must",
+                           ctx.model.seq_len, world);
+      }
+      break;
+    case Axis::tp:
+      if (node == 1) return "each node holds one GPU, so no tp group fits inside a node";
+      if (ctx.model.heads % node != 0) {
+        return fmt::format("a tp group filling the {}-GPU node would have to divide the {} "
+                           "attention heads, and does not",
+                           node, ctx.model.heads);
+      }
+      break;
+    default:
+      break;
+  }
+  return "no legal degree above 1 to compare with";
+}
+
 std::string axis_why(const Context& ctx, const Explanation& x, const Evaluation& best,
                      const AxisNote& a) {
   const Plan& p = best.plan;
@@ -155,6 +185,7 @@ std::string axis_why(const Context& ctx, const Explanation& x, const Evaluation&
       why = training ? expert_axis_text(ctx, best) : serving_expert_axis_text(ctx, best, verdict);
       break;
   }
+  if (!a.used && why.empty()) why = unused_axis_reason(ctx, a.axis);
   return a.used || why.empty() ? why : "not used; " + why;
 }
 

@@ -34,10 +34,12 @@ std::string number_text(double v) {
   return significant_text(v / scale, 4) + prefix;
 }
 
+/// A string value is the user's text (a --vary value of the name): its control characters are
+/// escaped (one_line) before it reaches a <title> or a cell, where a raw ESC or newline landed.
 std::string value_text(const json& v) {
   if (v.is_number()) return number_text(v.get<double>());
-  if (v.is_string()) return v.get<std::string>();
-  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (v.is_string()) return one_line(v.get<std::string>());
+  return one_line(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 /// The points, each on the curve of its values of the inputs after the first.

@@ -2,7 +2,9 @@
 // The search's bookkeeping: the work budget, the filter's tests, and the collector that keeps
 // the best plans and the closest rejections. Internal to src/search (included by search.cpp
 // only, so that everything here inlines into the search loops as before the split).
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -30,6 +32,13 @@ struct Budget {
   }
 };
 inline thread_local Budget budget;
+
+/// The work (Budget) of holding one plan in the training band: storing its 1.6 KB evaluation
+/// and later sorting its key cost about as much as 8 ledgers or time-model runs (measured on
+/// seq_len 1 with a measured step time, where 20,000 plans tie: 2 us a plan against 0.2 us a
+/// step). Uncounted, such bands made the threshold scans' budget of 1,000,000 steps take
+/// seconds instead of tenths, and the command 22 s (hostile input).
+inline constexpr std::int64_t band_entry_work = 8;
 
 /// The filter's conditions on the axes' degrees alone (`placed_only`: on the placed axes'
 /// alone, for a factorisation whose folded axes are chosen next).
@@ -100,7 +109,14 @@ class Collector {
       : ctx_(ctx), keep_(options.keep), result_(result), whole_band_(options.whole_band),
         within_limit_(options.keep_within_seconds), within_max_(options.keep_within_max) {
     top_.reserve(keep_ + 1);
+    band_plans_.swap(spare_band_plans());  // its capacity: see spare_band_plans
   }
+  ~Collector() {
+    band_plans_.clear();
+    if (band_plans_.capacity() > spare_band_plans().capacity()) band_plans_.swap(spare_band_plans());
+  }
+  Collector(const Collector&) = delete;
+  Collector& operator=(const Collector&) = delete;
 
   /// True when the top list is full: only a key below the last entry's can still enter.
   [[nodiscard]] bool full() const noexcept { return keep_ == 0 || top_.size() == keep_; }
@@ -136,11 +152,16 @@ class Collector {
       std::erase_if(band_, [&](const auto& entry) {
         return entry.first.exact_time > band_limit(fastest_);
       });
+      compact_band();
     }
-    if (seconds <= band_limit(fastest_)) band_.emplace_back(key, e);
     // The top list holds the fastest `keep` by exact time: the plans outside the final band
     // come from it (the band is a prefix of that order).
     insert(with_band(key, WorkloadKind::training, 0.0), e);
+    if (seconds <= band_limit(fastest_)) {
+      budget.spend(band_entry_work);
+      band_.emplace_back(key, band_plans_.size());
+      band_plans_.push_back(std::move(e));
+    }
   }
 
   void offer_serving(const Plan& p, const MemoryLedger& ledger, const ServingTime& t) {
@@ -173,6 +194,11 @@ class Collector {
       for (auto& [key, e] : top_) {
         result_.keys.push_back(key);
         result_.ranked.push_back(e);
+        // Serving has no band: the equals a threshold scan compares are the ranked plans.
+        if (whole_band_) {
+          result_.band.push_back(e.plan);
+          result_.fastest_seconds = std::min(result_.fastest_seconds, key.exact_time);
+        }
       }
     }
     for (std::size_t k = 0; k < kind_names.size(); ++k) {
@@ -190,26 +216,69 @@ class Collector {
     if (top_.size() > keep_) top_.pop_back();
   }
 
+  /// The band's storage is handed from one search to the next on a thread: a band of 20,000
+  /// evaluations is 32 MB, and allocating it afresh for each of the threshold scans' reruns
+  /// spent their time growing the vector and faulting its pages in.
+  static std::vector<Evaluation>& spare_band_plans() {
+    thread_local std::vector<Evaluation> spare;
+    return spare;
+  }
+
+  /// Drops the evaluations the band no longer holds once they outnumber the ones it holds, so
+  /// that band_plans_ stays within twice the band (each evaluation moves O(1) times amortised).
+  void compact_band() {
+    if (band_plans_.size() <= 2 * band_.size() + 64) return;
+    std::vector<Evaluation> kept;
+    kept.reserve(band_.size());
+    for (auto& [key, i] : band_) {
+      kept.push_back(std::move(band_plans_[i]));
+      i = kept.size() - 1;
+    }
+    band_plans_ = std::move(kept);
+  }
+
   /// The band's plans, simplest first (the key's tail), then the rest by exact time.
+  /// The keys are sorted with the index of their plan, and only the plans kept are moved out:
+  /// sorting the (key, Evaluation) pairs themselves, 1.8 KB each, made a band of 17,000 tied
+  /// plans (seq_len 1, a measured step time: every plan compute-bound) cost a quarter of a
+  /// second per search, and the threshold scans rerun it hundreds of times (hostile input).
+  /// Keys are a total order, so the result is the same as sorting the pairs.
   void finish_training() {
     const double limit = band_limit(fastest_);
-    std::vector<std::pair<RankKey, Evaluation>> ranked;
-    for (const auto& [key, e] : band_) {
-      ranked.emplace_back(with_band(key, WorkloadKind::training, limit), e);
+    std::vector<std::pair<RankKey, std::size_t>> order;
+    order.reserve(band_.size());
+    for (const auto& [key, i] : band_) {
+      order.emplace_back(with_band(key, WorkloadKind::training, limit), i);
     }
-    std::sort(ranked.begin(), ranked.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    result_.tied = ranked.size();
+    const auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
+    result_.tied = order.size();
     result_.band_limit = limit;
-    const std::size_t size = whole_band_ ? std::max(keep_, ranked.size()) : keep_;
-    if (ranked.size() > size) ranked.resize(size);
-    for (const auto& [key, e] : top_) {
-      if (ranked.size() == size) break;
-      if (key.exact_time > limit) ranked.emplace_back(key, e);
+    if (whole_band_) {
+      std::sort(order.begin(), order.end(), by_key);
+      result_.band.reserve(order.size());
+      for (const auto& [key, i] : order) result_.band.push_back(band_plans_[i].plan);
+      result_.fastest_seconds = fastest_;
     }
-    for (auto& [key, e] : ranked) {
+    const std::size_t size = keep_;
+    if (order.size() > size) {
+      std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(size),
+                        order.end(), by_key);
+      order.resize(size);
+    } else {
+      std::sort(order.begin(), order.end(), by_key);
+    }
+    result_.keys.reserve(size);
+    result_.ranked.reserve(size);
+    for (auto& [key, i] : order) {
       result_.keys.push_back(key);
-      result_.ranked.push_back(std::move(e));
+      result_.ranked.push_back(std::move(band_plans_[i]));
+    }
+    for (const auto& [key, e] : top_) {
+      if (result_.ranked.size() == size) break;
+      if (key.exact_time > limit) {
+        result_.keys.push_back(key);
+        result_.ranked.push_back(e);
+      }
     }
   }
 
@@ -221,8 +290,13 @@ class Collector {
   std::size_t within_max_;   ///< SearchOptions::keep_within_max
   /// Training: the fastest `keep` plans by exact time; serving: the best `keep` keys.
   std::vector<std::pair<RankKey, Evaluation>> top_;
-  /// Training: every plan inside the band of the fastest so far (a superset of the final band).
-  std::vector<std::pair<RankKey, Evaluation>> band_;
+  /// Training: every plan inside the band of the fastest so far (a superset of the final band),
+  /// as its key and its index in band_plans_. The keys alone move when a faster plan narrows
+  /// the band: moving the 1.6 KB evaluations made a band of 20,000 tied plans cost a second
+  /// per search (hostile input: seq_len 1 with a measured step time, every plan compute-bound).
+  std::vector<std::pair<RankKey, std::size_t>> band_;
+  /// The band's evaluations, and those of plans it has dropped until compact_band reclaims them.
+  std::vector<Evaluation> band_plans_;
   double fastest_ = std::numeric_limits<double>::infinity();
   std::array<std::int64_t, 3> counts_{};
   std::array<std::vector<Rejection>, 3> closest_;
