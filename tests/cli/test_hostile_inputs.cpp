@@ -83,3 +83,50 @@ TEST_CASE("A named pipe is refused at once by every command that reads a file", 
             .find("error") == std::string::npos);
   CHECK(code == 0);
 }
+
+// ---- 2. JSON size in members, not bytes -----------------------------------------------------
+
+TEST_CASE("JSON with 100,000 members is read in linear time, its errors unchanged", "[hostile][input]") {
+  // Before: nlohmann's callback parser, after each object closed, scanned the parent for a
+  // discarded element, so {"a0":{},...} with 100,000 keys (1.3 MB) took over 30 s and an
+  // array of 200,000 empty objects 11 s. Now each is a few tens of milliseconds; the bound
+  // of 5 s is 100 times that, so a loaded machine or a sanitizer build cannot make it flaky,
+  // while the quadratic parser cannot meet it.
+  std::string object = "{";
+  for (int i = 0; i < 100000; ++i) object += fmt::format("{}\"a{}\":{{}}", i ? "," : "", i);
+  std::string array = "[";
+  for (int i = 0; i < 200000; ++i) array += i ? ",{}" : "{}";
+  for (const std::string& text : {object + "}", array + "]"}) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto parsed = planner::parse_json_text(text, "big.json");
+    CHECK(parsed.size() >= 100000);
+    CHECK(seconds_since(start) < 5);
+  }
+  // The guard still sees everything: a key repeated after 100,000 others, and nesting.
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    (void)planner::parse_json_text(object + ",\"a5\":1}", "big.json");
+    FAIL("a repeated key was accepted");
+  } catch (const planner::InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "big.json: /a5: duplicate key; each key may appear once in an object");
+  }
+  CHECK(seconds_since(start) < 5);
+  try {
+    (void)planner::parse_json_text("[1,{\"x\":[2," + std::string(70, '[') + "]}]", "d.json");
+    FAIL("nesting deeper than 64 was accepted");
+  } catch (const planner::InputError& e) {
+    CHECK_THAT(std::string(e.what()),
+               Catch::StartsWith("d.json: /1/x/1/0/0/") &&
+                   Contains(": JSON nested deeper than 64 levels"));
+  }
+  // Through the binary: `import hf` of the 100,000-key file ends (exit 2, not a model).
+  const std::string path = write_file("members.json", object + "}");
+  int code = -1;
+  const auto run_start = std::chrono::steady_clock::now();
+  const std::string err = shell(fmt::format("import hf '{}' 2>&1", path), code);
+  CHECK(code == 2);
+  CHECK(one_clean_line(err));
+  CHECK(seconds_since(run_start) < 5);
+  std::filesystem::remove(path);
+}
