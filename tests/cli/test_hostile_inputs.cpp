@@ -130,3 +130,53 @@ TEST_CASE("JSON with 100,000 members is read in linear time, its errors unchange
   CHECK(seconds_since(run_start) < 5);
   std::filesystem::remove(path);
 }
+
+// ---- 3. Measured values whose ratios overflow ------------------------------------------------
+
+namespace {
+
+/// A shipped validation record (BLOOM-176B on 384 GPUs) with `measured` replaced.
+std::string record_with(const std::string& measured) {
+  json doc = json::parse(cli_harness::read("validation/bloom-176b-384gpu.json"));
+  doc["measured"] = json::parse(measured);
+  return doc.dump();
+}
+
+}  // namespace
+
+TEST_CASE("validate refuses measured values too small for the error ratio to be finite", "[hostile][input]") {
+  // Before: 5e-324 (a denormal) made predicted / measured infinite: `--format json` exited 3
+  // ("internal error: non-finite number at /records/0/throughput_error"), text printed +inf%.
+  struct Case {
+    std::string measured, pointer, expect;
+  };
+  for (const Case& c : std::vector<Case>{
+           {R"({"tokens_per_second_per_gpu": 5e-324})", "/measured/tokens_per_second_per_gpu",
+            "expected a number of tokens per second from 1e-06 to 1e12, such as 3200, got 5e-324"},
+           {R"({"step_time": 5e-324})", "/measured/step_time",
+            "expected a time from 1 ns to 1e18 s, such as \"14.7 s\", got 5e-324"},
+           {R"({"step_time": "2.5 ms", "memory_model_states": 5e-324})",
+            "/measured/memory_model_states",
+            "expected a size from 1 B to 1e18 B, such as \"20.4 GiB\", got 5e-324"},
+           {R"({"step_time": "2.5 ms", "memory_peak": "0.5 B"})", "/measured/memory_peak",
+            "expected a size from 1 B to 1e18 B, such as \"61.2 GiB\", got \"0.5 B\""}}) {
+    INFO(c.measured);
+    const std::string path = write_file("record.json", record_with(c.measured));
+    for (const char* format : {"json", "text"}) {
+      const auto r = cli_harness::run({"validate", path, "--format", format});
+      CHECK(r.code == 2);
+      CHECK(r.out.empty());
+      CHECK(r.err == "planner: error: " + path + ": " + c.pointer + ": " + c.expect + "\n");
+    }
+    std::filesystem::remove(path);
+  }
+  // The smallest accepted values give finite ratios.
+  const std::string path = write_file(
+      "record.json",
+      record_with(R"({"tokens_per_second_per_gpu": 1e-6, "step_time": 1e-9, "memory_peak": 1,
+                      "memory_model_states": 1})"));
+  const auto r = cli_harness::run({"validate", path, "--format", "json"});
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  std::filesystem::remove(path);
+}
