@@ -180,3 +180,30 @@ TEST_CASE("validate refuses measured values too small for the error ratio to be 
   CHECK(r.err.empty());
   std::filesystem::remove(path);
 }
+
+// ---- 4. Step logs with impossible step times -------------------------------------------------
+
+TEST_CASE("A step log's times below 1 us are skipped and never divided by", "[hostile][input]") {
+  // Before: `scaling --measured 1=day.csv,2=tiny.csv` with 1e-308 s steps made the efficiency
+  // 86400 / 1e-308 = inf: exit 3 in JSON, "inf %" in text. No training step takes less than a
+  // microsecond (one kernel launch takes a few), so such a row is skipped like a step over a
+  // day, and a log of nothing else is refused.
+  const std::string day = write_file("day.csv", "step,seconds\n1,86400\n2,86400\n3,86400\n");
+  const std::string tiny = write_file("tiny.csv", "step,seconds\n1,1e-308\n2,5e-324\n3,1e-7\n");
+  for (const char* format : {"json", "text"}) {
+    const auto r = cli_harness::run({"scaling", "scenarios/eight-gpu-restart.json", "--measured",
+                                     "1=" + day + ",2=" + tiny, "--format", format});
+    CHECK(r.code == 2);
+    CHECK(r.err == "planner: error: " + tiny +
+                       ":4: no CSV step with a time, expected at least one (3 line(s) skipped, "
+                       "line 2: step number below 0 or a step time below 1 us or above a day)\n");
+  }
+  // A torchtitan rate below 1e-6 tokens/s per GPU is skipped the same way.
+  const std::string titan = write_file(
+      "titan.log", "step:  1  loss: 9.1  memory: 30GiB(40%)  tps: 5e-324  tflops: 1\n");
+  const auto r = cli_harness::run({"scaling", "scenarios/eight-gpu-restart.json", "--measured",
+                                   "1=" + titan, "--format", "json"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("tps below 1e-6 or of 1e9 or more per GPU, not a measurement"));
+  for (const auto& path : {day, tiny, titan}) std::filesystem::remove(path);
+}
