@@ -207,3 +207,82 @@ TEST_CASE("A step log's times below 1 us are skipped and never divided by", "[ho
   CHECK_THAT(r.err, Contains("tps below 1e-6 or of 1e9 or more per GPU, not a measurement"));
   for (const auto& path : {day, tiny, titan}) std::filesystem::remove(path);
 }
+
+// ---- 5. Control characters from names, in every format ----------------------------------------
+
+namespace {
+
+/// True when `text` holds no control byte but the line ends: no ESC, CR, BEL or NUL that a
+/// terminal would act on, and no C1 control character.
+bool no_raw_controls(const std::string& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if ((b < 0x20 && b != '\n') || b == 0x7F) return false;
+    if (b == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xA0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// A name with an escape sequence, a carriage return and a line feed.
+const std::string hostile_name = "x\x1b[31my\rz\nw";
+const std::string hostile_shown = "x\\x1b[31my\\rz\\nw";
+
+}  // namespace
+
+TEST_CASE("validate escapes a record's id and not_modelled in text and CSV", "[hostile][output]") {
+  // Before: the text summary's "max ... (<id>)", the --fit table and the CSV row wrote the id
+  // and not_modelled raw, so ESC reached the terminal and CR/LF split the CSV row.
+  json doc = json::parse(cli_harness::read("validation/bloom-176b-384gpu.json"));
+  doc["id"] = hostile_name;
+  doc["set"] = "calibration";
+  doc["not_modelled"] = {{hostile_name, hostile_name}};
+  const std::string path = write_file("ctl_record.json", doc.dump());
+  for (const char* format : {"text", "csv"}) {
+    INFO(format);
+    const auto r = cli_harness::run({"validate", path, "--format", format});
+    CHECK(r.code == 0);
+    CHECK(no_raw_controls(r.out));
+    CHECK_THAT(r.out, Contains(hostile_shown));
+  }
+  const auto csv = cli_harness::run({"validate", path, "--format", "csv"});
+  CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 2);  // header and one row
+  CHECK_THAT(csv.out, Contains("\n" + hostile_shown + ",calibration,"));
+  CHECK_THAT(csv.out, Contains("," + hostile_shown + "=" + hostile_shown + ","));
+  // RFC 4180 quoting comes after the escapes, so a comma or quote still cannot split a field.
+  CHECK(planner::one_line_csv_field("a,\"b\r") == "\"a,\"\"b\\r\"");
+  CHECK(planner::one_line_csv_field("plain") == "plain");
+  const auto text = cli_harness::run({"validate", path});
+  CHECK_THAT(text.out, Contains("(" + hostile_shown + ")\n"));
+  const auto fit = cli_harness::run({"validate", path, "--fit"});
+  CHECK(no_raw_controls(fit.out));
+  CHECK_THAT(fit.out, Contains(hostile_shown));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("calibrate and scaling --measured escape file names in text", "[hostile][output]") {
+  // Before: "from <file>", the run lines, "Skipped: <file>: ..." and the scaling table's log
+  // column printed the names raw.
+  const std::string dir = temp_path("ctl_dir");
+  std::filesystem::create_directories(dir);
+  const std::string nccl = dir + "/" + hostile_name + "_all_reduce_perf.txt";
+  std::filesystem::copy_file(
+      std::string(PLANNER_SOURCE_DIR) + "/tests/data/calibrate/mi300x-1node-all_reduce_perf.txt",
+      nccl, std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(nccl, std::ios::app) << "# a trailing line that is skipped\nnot a row\n";
+  const auto r = cli_harness::run({"calibrate", "--nccl", nccl});
+  CHECK(r.code == 0);
+  CHECK(no_raw_controls(r.out));
+  CHECK_THAT(r.out, Contains("from " + dir + "/" + hostile_shown));
+  CHECK_THAT(r.out, Contains("Skipped: " + dir + "/" + hostile_shown));
+
+  const std::string log = dir + "/" + hostile_name + ".csv";
+  std::ofstream(log) << "step,seconds\n1,2\n2,2\n3,2\n";
+  const auto s = cli_harness::run(
+      {"scaling", "scenarios/eight-gpu-restart.json", "--measured", "1=" + log});
+  CHECK(s.err.empty());  // the exit code is the one without --measured
+  CHECK(no_raw_controls(s.out));
+  CHECK_THAT(s.out, Contains(dir + "/" + hostile_shown + ".csv"));
+  std::filesystem::remove_all(dir);
+}
