@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 
 #include "planner/calibrate/scenario_values.hpp"
@@ -119,6 +120,15 @@ RunResult fit_run(const RunInput& run, const Calibration& c, std::size_t warmup)
   return r;
 }
 
+/// True when the two names reach one file (./s.json and s.json, a symbolic link), else when
+/// they are spelt alike (a name that does not resolve).
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ea, eb;
+  const auto ca = std::filesystem::weakly_canonical(a, ea);
+  const auto cb = std::filesystem::weakly_canonical(b, eb);
+  return ea || eb ? a == b : ca == cb;
+}
+
 /// Two runs of one scenario measure one job: their effective rates agree within noise. Runs 20×
 /// apart were averaged silently (issue 32); past 2× one log is mislabelled or in other units.
 void check_runs_agree(const Calibration& c) {
@@ -127,7 +137,7 @@ void check_runs_agree(const Calibration& c) {
     for (std::size_t j = i + 1; j < c.runs.size(); ++j) {
       const RunResult& a = c.runs[i];
       const RunResult& b = c.runs[j];
-      if (a.scenario_origin != b.scenario_origin) continue;
+      if (!same_file(a.scenario_origin, b.scenario_origin)) continue;
       const double ratio = std::max(a.effective_flops_per_second, b.effective_flops_per_second) /
                            std::min(a.effective_flops_per_second, b.effective_flops_per_second);
       if (!(ratio <= max_ratio)) {
