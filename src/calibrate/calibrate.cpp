@@ -154,12 +154,23 @@ void check_runs_agree(const Calibration& c) {
 }
 
 /// ρ = effective rate / GEMM-curve rate per run; the band is the runs' spread widened by
-/// twice the GEMM curve's rms relative residual.
+/// twice the GEMM curve's rms relative residual. A step runs its GEMMs and more, so ρ ≤ 1;
+/// up to 1.05 is accepted for timing noise and the curve's fit.
 void fit_runtime_factor(Calibration& c) {
   if (c.runs.empty() || !c.gemm) return;
+  constexpr double max_factor = 1.05;
   double sum = 0, lo = 1e300, hi = 0;
   for (const RunResult& r : c.runs) {
     const double rho = r.effective_flops_per_second / r.gemm_flops_per_second;
+    if (!(rho <= max_factor)) {
+      throw InputError(r.origin, "",
+                       fmt::format("this run implies {:.3g} times the rate the GEMM curve ({}) "
+                                   "gives for its layers, expected at most {} (a training step "
+                                   "runs its GEMMs and more, so it cannot beat them; 5 % is "
+                                   "allowed for noise): is the GEMM table from a slower GPU or "
+                                   "dtype, or the log from another plan?",
+                                   rho, c.gemm->source, max_factor));
+    }
     sum += rho;
     lo = std::min(lo, rho);
     hi = std::max(hi, rho);

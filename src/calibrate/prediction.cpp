@@ -111,6 +111,16 @@ void add_flops_constant(Calibration& c, const Inputs& in) {
     v[flops_pointer] = flops;
     const PlanOutcome pass = best_plan(scenario_with(*in.target, in.target_origin, v), "");
     if (pass.found) flops = target_flops(c, s, pass.plan);
+    // No GPU runs faster than its datasheet peak: a fitted rate above the target's catalogued
+    // 16-bit peak means the GEMM table was measured on another GPU or dtype.
+    const double peak = s.cluster.gpu.peak_flops_by_dtype[static_cast<std::size_t>(Dtype::bf16)];
+    if (peak > 0 && flops > peak) {
+      throw InputError(c.gemm ? in.gemm.front().origin : c.runs.front().origin, "",
+                       fmt::format("the fitted {} of {:.4g} FLOP/s for {} is above its GPU's "
+                                   "catalogued bf16 peak of {:.4g} FLOP/s, expected at most "
+                                   "the peak: was this measured on another GPU or dtype?",
+                                   flops_pointer, flops, in.target_origin, peak));
+    }
     const double lo = c.runtime_factor ? *c.runtime_factor_low / *c.runtime_factor : 1.0;
     const double hi = c.runtime_factor ? *c.runtime_factor_high / *c.runtime_factor : 1.0;
     c.constants.push_back(

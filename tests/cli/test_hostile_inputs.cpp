@@ -10,6 +10,7 @@
 
 #include <array>
 #include <chrono>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -285,4 +286,68 @@ TEST_CASE("calibrate and scaling --measured escape file names in text", "[hostil
   CHECK(no_raw_controls(s.out));
   CHECK_THAT(s.out, Contains(dir + "/" + hostile_shown + ".csv"));
   std::filesystem::remove_all(dir);
+}
+
+// ---- 7. GEMM fits checked against physics ------------------------------------------------------
+
+namespace {
+
+/// tests/data/calibrate/gemm-illustrative.csv (R∞ = 500 TFLOP/s) with every time divided by
+/// `speedup` (and every TFLOP/s multiplied by it).
+std::string gemm_table_sped_up(double speedup) {
+  std::istringstream in(cli_harness::read("tests/data/calibrate/gemm-illustrative.csv"));
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && std::isdigit(static_cast<unsigned char>(line[0]))) {
+      const std::size_t t = line.rfind(','), s = line.rfind(',', t - 1);
+      line = fmt::format("{},{:.7g},{:.7g}", line.substr(0, s),
+                         std::stod(line.substr(s + 1, t - s - 1)) / speedup,
+                         std::stod(line.substr(t + 1)) * speedup);
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("calibrate --gemm refuses fits no GPU can reach", "[hostile][calibrate]") {
+  const std::string d = "tests/data/calibrate/";
+  // R∞ of 1e20 FLOP/s: each row's time is 1 ms plus a sliver, so every row passes the
+  // 10 PFLOP/s row bound while the fitted asymptote is 1e8 TFLOP/s.
+  std::string flat = "m,n,k,dtype,seconds\n";
+  for (int m = 256; m <= 8192; m *= 2) {
+    flat += fmt::format("{0},{0},{0},bf16,{1:.12e}\n", m, 1e-3 + 2.0 * m * m * m / 1e20);
+  }
+  const std::string flat_path = write_file("flat.csv", flat);
+  auto r = cli_harness::run({"calibrate", "--gemm", flat_path});
+  CHECK(r.code == 2);
+  CHECK(r.err == "planner: error: " + flat_path +
+                     ":2: the fitted saturated rate R_inf is 1e+08 TFLOP/s, expected at most "
+                     "10000 TFLOP/s, as for each row: the times barely grow with the GEMM size; "
+                     "check the seconds/tflops column\n");
+  // A runtime factor above 1: the GEMM table three times slower than the logged runs'
+  // effective rate (ρ ≈ 2.1), so the framework would beat its own GEMMs.
+  const std::string slow = write_file("slow.csv", gemm_table_sped_up(1.0 / 3.0));
+  r = cli_harness::run({"calibrate", "--gemm", slow, "--run",
+                        d + "small-1node.json=" + d + "small-1node-megatron.log"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::StartsWith("planner: error: " + d + "small-1node-megatron.log: this "
+                                      "run implies 2.") &&
+                        Contains("expected at most 1.05 (a training step runs its GEMMs and "
+                                 "more, so it cannot beat them; 5 % is allowed for noise)"));
+  // A fitted rate above the target's catalogued peak: 1500 TFLOP/s on an H100 (989 bf16).
+  const std::string fast = write_file("fast.csv", gemm_table_sped_up(3.0));
+  r = cli_harness::run(
+      {"calibrate", "--gemm", fast, "--target", "scenarios/eight-gpu-restart.json"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::StartsWith("planner: error: " + fast + ": the fitted "
+                                      "/cluster/gpu/flops of 1.") &&
+                        Contains("for scenarios/eight-gpu-restart.json is above its GPU's "
+                                 "catalogued bf16 peak of 9.894e+14 FLOP/s"));
+  // The unscaled table (500 TFLOP/s) is below that peak and passes.
+  r = cli_harness::run({"calibrate", "--gemm", d + "gemm-illustrative.csv", "--target",
+                        "scenarios/eight-gpu-restart.json"});
+  CHECK(r.code == 0);
+  for (const auto& path : {flat_path, slow, fast}) std::filesystem::remove(path);
 }
