@@ -64,6 +64,14 @@ TierFit fit_tier(const std::vector<const NcclTable*>& tables) {
                                  to_string(f.tier), f.bandwidth_bytes_per_second,
                                  f.latency_seconds));
   }
+  // Below 1 B/s (the loader's lowest bandwidth, docs/errors.md §Limits) the profile would be
+  // written and then refused against the target; refuse it here, at the nccl-tests file.
+  if (!(f.bandwidth_bytes_per_second >= min_link_bytes_per_second)) {
+    throw InputError(where, "",
+                     fmt::format("the {} fit gives {:.3g} B/s, below any link (at least 1 B/s), "
+                                 "expected sizes in bytes and times in microseconds",
+                                 to_string(f.tier), f.bandwidth_bytes_per_second));
+  }
   f.points = obs.size();
   double ss = 0, worst = 0;
   for (const Observation& o : obs) {

@@ -351,3 +351,62 @@ TEST_CASE("calibrate --gemm refuses fits no GPU can reach", "[hostile][calibrate
   CHECK(r.code == 0);
   for (const auto& path : {flat_path, slow, fast}) std::filesystem::remove(path);
 }
+
+// ---- 8. Collective fits inside the loader's range -----------------------------------------------
+
+namespace {
+
+/// An 8-GPU all_reduce_perf table whose bus bandwidth is `bytes_per_second` (times = 1.75 ·
+/// size / bw, every other one `noise` times longer; algbw printed as 0.00, as nccl-tests
+/// prints a rate that small).
+std::string slow_all_reduce(double bytes_per_second, double noise = 1.0) {
+  std::string out =
+      "# Collective test starting: all_reduce_perf\n"
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 262144 step: 2(factor) warmup iters: 5 iters: "
+      "20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n";
+  for (int r = 0; r < 8; ++r) {
+    out += fmt::format("#  Rank  {0} Group  0 Pid 100{0} on host0 device  {0} [0x0{0}] NVIDIA "
+                       "H100 80GB HBM3\n",
+                       r);
+  }
+  out += "#       size         count      type   redop    root     time   algbw   busbw #wrong "
+         "    time   algbw   busbw #wrong\n"
+         "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)      "
+         "      (us)  (GB/s)  (GB/s)\n";
+  for (long size = 8, i = 0; size <= 262144; size *= 2, ++i) {
+    const double us = (14.0 + 1.75 * static_cast<double>(size) / bytes_per_second * 1e6) *
+                      (i % 2 ? noise : 1.0);
+    out += fmt::format("{:>12} {:>13} float sum -1 {:.2f} 0.00 0.00 0 {:.2f} 0.00 0.00 0\n",
+                       size, size / 4, us, us);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("A collective fit below 1 B/s is refused at the nccl-tests file", "[hostile][calibrate]") {
+  // Before: 0.001 B/s was written to the profile, and with --target the loader's error then
+  // blamed the target file.
+  const std::string tiny = write_file("tiny_all_reduce_perf.txt", slow_all_reduce(0.001));
+  auto r = cli_harness::run({"calibrate", "--nccl", tiny, "--target",
+                             "tests/data/calibrate/target-70b-mi300x.json"});
+  CHECK(r.code == 2);
+  CHECK(r.err == "planner: error: " + tiny +
+                     ":15: the intra_node fit gives 0.001 B/s, below any link (at least 1 B/s), "
+                     "expected sizes in bytes and times in microseconds\n");
+  // Near 2 B/s with times 3x apart the fit stands, but its band's lower end (at least a
+  // tenth of the estimate) is below 1 B/s: it is cut to 1 B/s and said to be unpinned, so the
+  // profile loads.
+  const std::string slow = write_file("slow_all_reduce_perf.txt", slow_all_reduce(2.0, 3.0));
+  r = cli_harness::run({"calibrate", "--nccl", slow, "--format", "json"});
+  CHECK(r.code == 0);
+  const json doc = json::parse(r.out);
+  const json& band = doc["profile"]["fitted"][0];
+  CHECK(band["pointer"] == "/cluster/intra_node/bandwidth");
+  CHECK(band["low"].get<double>() >= 1.0);
+  CHECK_THAT(band["band"].get<std::string>(), Contains("cut to the loader's range"));
+  CHECK_THAT(doc["profile"]["not_pinned"].dump(),
+             Contains("/cluster/intra_node/bandwidth: the fit's band reaches past the loader's "
+                      "range and is cut to it; the data do not pin it"));
+  for (const auto& path : {tiny, slow}) std::filesystem::remove(path);
+}
