@@ -16,6 +16,7 @@
 #include <string>
 
 #include "hostile_test_helpers.hpp"
+#include "planner/io/presets.hpp"
 
 using namespace hostile_test_helpers;
 using Catch::Contains;
@@ -409,4 +410,52 @@ TEST_CASE("A collective fit below 1 B/s is refused at the nccl-tests file", "[ho
              Contains("/cluster/intra_node/bandwidth: the fit's band reaches past the loader's "
                       "range and is cut to it; the data do not pin it"));
   for (const auto& path : {tiny, slow}) std::filesystem::remove(path);
+}
+
+// ---- 9. import hf: MoE without experts, values of the wrong type --------------------------------
+
+TEST_CASE("import hf refuses an MoE config without its expert count and mistyped keys", "[hostile][input]") {
+  const auto config = [](const std::string& name) {
+    return json::parse(cli_harness::read("tests/data/hf/" + name));
+  };
+  const auto error = [](const json& c) {
+    try {
+      (void)planner::model_from_hf(c, "c.json");
+    } catch (const planner::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  // Before: without the count, read_experts saw no MoE key and imported a dense model.
+  json mixtral = config("mixtral-8x7b-config.json");
+  mixtral.erase("num_local_experts");
+  CHECK(error(mixtral) == "c.json: /num_local_experts: missing; a config.json for this "
+                          "architecture has num_local_experts");
+  json qwen = config("qwen1.5-moe-a2.7b-config.json");
+  qwen.erase("num_experts");
+  CHECK(error(qwen) ==
+        "c.json: /num_experts: missing; a config.json for this architecture has num_experts");
+  // Before: a flag given as a string was ignored, and the default taken.
+  json llama = config("llama-3.1-8b-config.json");
+  llama["tie_word_embeddings"] = "true";
+  CHECK(error(llama) == "c.json: /tie_word_embeddings: expected true or false, got \"true\"");
+  llama = config("llama-3.1-8b-config.json");
+  llama["attention_bias"] = 1;
+  CHECK(error(llama) == "c.json: /attention_bias: expected true or false, got 1");
+  llama = config("llama-3.1-8b-config.json");
+  llama["attention_dropout"] = "0.1";
+  CHECK(error(llama) ==
+        "c.json: /attention_dropout: expected a probability from 0 to 1, got \"0.1\"");
+  llama = config("llama-3.1-8b-config.json");
+  llama["sliding_window"] = "4096";
+  CHECK(error(llama) == "c.json: /sliding_window: expected a number of tokens or null, got "
+                        "\"4096\"");
+  // null is transformers' default, as before; the shipped configs import unchanged.
+  llama = config("llama-3.1-8b-config.json");
+  llama["tie_word_embeddings"] = nullptr;
+  CHECK(error(llama) == "(no error)");
+  for (const char* name : {"mixtral-8x7b-config.json", "qwen1.5-moe-a2.7b-config.json",
+                           "llama-3.1-8b-config.json", "gemma-7b-config.json"}) {
+    CHECK(error(config(name)) == "(no error)");
+  }
 }
