@@ -459,3 +459,19 @@ TEST_CASE("import hf refuses an MoE config without its expert count and mistyped
     CHECK(error(config(name)) == "(no error)");
   }
 }
+
+// ---- 10. collective --per-node 0 -------------------------------------------------------------
+
+TEST_CASE("collective --per-node 0 or negative is refused, not ignored", "[hostile][input]") {
+  // Before: a --per-node that was not positive meant "not given", and the flat ring was
+  // priced as if the flag were absent (exit 0).
+  for (const std::string v : {"0", "-4"}) {
+    const auto r = cli_harness::run({"collective", "--gpus", "64", "--bw", "50", "--latency", "5",
+                                     "--bytes", "1e9", "--per-node", v, "--node-bw", "400",
+                                     "--node-latency", "2"});
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == "planner: error: command line: --per-node must be a divisor of --gpus from 2 "
+                   "to 32 (the group's ranks in each node), got " + v + "\n");
+  }
+}
