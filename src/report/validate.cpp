@@ -373,6 +373,18 @@ std::vector<ValidationRecord> load_records(const std::vector<std::string>& paths
       found.push_back(record_gpu(doc));
     }
   }
+  // One record counted twice (a symbolic link beside its target, a directory given twice)
+  // weighed double in the medians; and ids name records (bf16_sibling, the summaries' worst).
+  std::map<std::string, const std::string*> first_origin;
+  for (const ValidationRecord& r : records) {
+    const auto [it, fresh] = first_origin.emplace(r.id, &r.origin);
+    if (!fresh) {
+      reject_record(r.origin, "/id",
+                    fmt::format("\"{}\" is also the id of {}; give each record its own id (is "
+                                "one file a link to or a copy of the other?)",
+                                r.id, *it->second));
+    }
+  }
   std::vector<std::size_t> order(records.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {

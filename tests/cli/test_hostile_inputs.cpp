@@ -475,3 +475,26 @@ TEST_CASE("collective --per-node 0 or negative is refused, not ignored", "[hosti
                    "to 32 (the group's ranks in each node), got " + v + "\n");
   }
 }
+
+// ---- Duplicate record ids ---------------------------------------------------------------------
+
+TEST_CASE("validate refuses two records with one id, such as a file and a link to it", "[hostile][input]") {
+  // Before: a link beside its target was read as a second record and weighed double in the
+  // medians; any two records could share an id.
+  const std::string dir = temp_path("records");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string record = dir + "/a.json";
+  std::filesystem::copy_file(std::string(PLANNER_SOURCE_DIR) + "/validation/bloom-176b-384gpu.json",
+                             record);
+  std::filesystem::create_symlink(record, dir + "/b.json");
+  auto r = cli_harness::run({"validate", dir});
+  CHECK(r.code == 2);
+  CHECK(r.err == "planner: error: " + dir + "/b.json: /id: \"bloom-176b-384gpu\" is also the id "
+                 "of " + record + "; give each record its own id (is one file a link to or a "
+                 "copy of the other?)\n");
+  std::filesystem::remove(dir + "/b.json");
+  r = cli_harness::run({"validate", dir});
+  CHECK(r.err.empty());
+  std::filesystem::remove_all(dir);
+}
