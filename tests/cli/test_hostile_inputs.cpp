@@ -498,3 +498,18 @@ TEST_CASE("validate refuses two records with one id, such as a file and a link t
   CHECK(r.err.empty());
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("calibrate --run with --target and no GEMM table fits gpu.flops from the runs", "[hostile][calibrate]") {
+  // Before: the target's gpu.flops was described from the GEMM curve, which was not fitted
+  // (an empty std::optional read: "from GEMM curve () at the target's layer shapes"), with a
+  // band "no step logs" although step logs were given.
+  const std::string d = "tests/data/calibrate/";
+  const auto r = cli_harness::run({"calibrate", "--run",
+                                   d + "small-1node.json=" + d + "small-1node-megatron.log",
+                                   "--target", d + "target-70b-mi300x.json", "--format", "json"});
+  CHECK(r.code == 0);
+  const json flops = json::parse(r.out)["profile"]["fitted"][0];
+  CHECK(flops["pointer"] == "/cluster/gpu/flops");
+  CHECK(flops["source"] == d + "small-1node-megatron.log");
+  CHECK(flops["band"] == "range of the runs' effective rates");
+}
