@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 
 #include "planner/calibrate/scenario_values.hpp"
@@ -19,19 +20,39 @@ namespace {
 /// Estimate ± 2 standard errors (about 95 % under normal residuals); a lower end at or below
 /// zero is cut to a tenth of the estimate, since none of these constants can be ≤ 0 for a
 /// bandwidth or a rate.
-void add_tier_constants(const TierFit& f, std::vector<FittedConstant>& out) {
+void add_tier_constants(const TierFit& f, Calibration& c) {
+  std::vector<FittedConstant>& out = c.constants;
   const std::string tier(to_string(f.tier));
   std::string sources;
   for (const std::string& s : f.sources) sources += (sources.empty() ? "" : "; ") + s;
+  // Band ends past what the loader reads are cut to its range (a profile must load), and the
+  // band and the list of what the data do not pin say so.
+  constexpr std::string_view estimate = "fit estimate +/- 2 standard errors";
+  constexpr std::string_view cut = "; cut to the loader's range: the fit does not pin it";
+  const auto note_cut = [&](const std::string& pointer) {
+    c.defaults.push_back(fmt::format("{}: the fit's band reaches past the loader's range and is "
+                                     "cut to it; the data do not pin it",
+                                     pointer));
+  };
   const double bw = f.bandwidth_bytes_per_second, bw_se = f.bandwidth_se_bytes_per_second;
-  out.push_back({"/cluster/" + tier + "/bandwidth", "B/s", bw, std::max(bw - 2 * bw_se, 0.1 * bw),
-                 bw + 2 * bw_se, "fit estimate +/- 2 standard errors", sources});
+  const double bw_low = std::max(bw - 2 * bw_se, 0.1 * bw), bw_high = bw + 2 * bw_se;
+  const bool bw_cut = !(bw_low >= min_link_bytes_per_second) ||
+                      !(bw_high <= max_link_band_bytes_per_second);
+  out.push_back({"/cluster/" + tier + "/bandwidth", "B/s", bw,
+                 bw_low >= min_link_bytes_per_second ? bw_low : min_link_bytes_per_second,
+                 bw_high <= max_link_band_bytes_per_second ? bw_high
+                                                           : max_link_band_bytes_per_second,
+                 fmt::format("{}{}", estimate, bw_cut ? cut : ""), sources});
+  if (bw_cut) note_cut(out.back().pointer);
   const double a = f.latency_seconds, a_se = f.latency_se_seconds;
+  const double a_high = a + 2 * a_se;
+  const bool a_cut = !(a_high <= max_link_latency_seconds);
   out.push_back({"/cluster/" + tier + "/latency", "s", a, std::max(a - 2 * a_se, 0.0),
-                 a + 2 * a_se,
+                 a_cut ? max_link_latency_seconds : a_high,
                  f.latency_clamped ? "negative intercept: latency not resolved, reported as 0"
-                                   : "fit estimate +/- 2 standard errors",
+                                   : fmt::format("{}{}", estimate, a_cut ? cut : ""),
                  sources});
+  if (a_cut) note_cut(out.back().pointer);
 }
 
 std::string skipped_summary(const std::string& origin, const std::vector<SkippedLine>& s) {
@@ -119,6 +140,15 @@ RunResult fit_run(const RunInput& run, const Calibration& c, std::size_t warmup)
   return r;
 }
 
+/// True when the two names reach one file (./s.json and s.json, a symbolic link), else when
+/// they are spelt alike (a name that does not resolve).
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ea, eb;
+  const auto ca = std::filesystem::weakly_canonical(a, ea);
+  const auto cb = std::filesystem::weakly_canonical(b, eb);
+  return ea || eb ? a == b : ca == cb;
+}
+
 /// Two runs of one scenario measure one job: their effective rates agree within noise. Runs 20×
 /// apart were averaged silently (issue 32); past 2× one log is mislabelled or in other units.
 void check_runs_agree(const Calibration& c) {
@@ -127,7 +157,7 @@ void check_runs_agree(const Calibration& c) {
     for (std::size_t j = i + 1; j < c.runs.size(); ++j) {
       const RunResult& a = c.runs[i];
       const RunResult& b = c.runs[j];
-      if (a.scenario_origin != b.scenario_origin) continue;
+      if (!same_file(a.scenario_origin, b.scenario_origin)) continue;
       const double ratio = std::max(a.effective_flops_per_second, b.effective_flops_per_second) /
                            std::min(a.effective_flops_per_second, b.effective_flops_per_second);
       if (!(ratio <= max_ratio)) {
@@ -144,12 +174,23 @@ void check_runs_agree(const Calibration& c) {
 }
 
 /// ρ = effective rate / GEMM-curve rate per run; the band is the runs' spread widened by
-/// twice the GEMM curve's rms relative residual.
+/// twice the GEMM curve's rms relative residual. A step runs its GEMMs and more, so ρ ≤ 1;
+/// up to 1.05 is accepted for timing noise and the curve's fit.
 void fit_runtime_factor(Calibration& c) {
   if (c.runs.empty() || !c.gemm) return;
+  constexpr double max_factor = 1.05;
   double sum = 0, lo = 1e300, hi = 0;
   for (const RunResult& r : c.runs) {
     const double rho = r.effective_flops_per_second / r.gemm_flops_per_second;
+    if (!(rho <= max_factor)) {
+      throw InputError(r.origin, "",
+                       fmt::format("this run implies {:.3g} times the rate the GEMM curve ({}) "
+                                   "gives for its layers, expected at most {} (a training step "
+                                   "runs its GEMMs and more, so it cannot beat them; 5 % is "
+                                   "allowed for noise): is the GEMM table from a slower GPU or "
+                                   "dtype, or the log from another plan?",
+                                   rho, c.gemm->source, max_factor));
+    }
     sum += rho;
     lo = std::min(lo, rho);
     hi = std::max(hi, rho);
@@ -183,9 +224,9 @@ Calibration calibrate(const Inputs& in) {
     (tier_of(t) == TierName::intra_node ? intra : inter).push_back(&t);
     if (!t.skipped.empty()) c.skipped.push_back(skipped_summary(t.origin, t.skipped));
   }
-  if (!intra.empty()) add_tier_constants(*(c.intra = fit_tier(intra)), c.constants);
+  if (!intra.empty()) add_tier_constants(*(c.intra = fit_tier(intra)), c);
   else c.defaults.push_back("/cluster/intra_node/bandwidth and latency: no one-node nccl-tests output");
-  if (!inter.empty()) add_tier_constants(*(c.inter = fit_tier(inter)), c.constants);
+  if (!inter.empty()) add_tier_constants(*(c.inter = fit_tier(inter)), c);
   else c.defaults.push_back("/cluster/inter_node/bandwidth and latency: no multi-node nccl-tests output");
   for (const GemmTable& g : in.gemm) {
     if (!g.skipped.empty()) c.skipped.push_back(skipped_summary(g.origin, g.skipped));

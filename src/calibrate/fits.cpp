@@ -64,6 +64,14 @@ TierFit fit_tier(const std::vector<const NcclTable*>& tables) {
                                  to_string(f.tier), f.bandwidth_bytes_per_second,
                                  f.latency_seconds));
   }
+  // Below 1 B/s (the loader's lowest bandwidth, docs/errors.md §Limits) the profile would be
+  // written and then refused against the target; refuse it here, at the nccl-tests file.
+  if (!(f.bandwidth_bytes_per_second >= min_link_bytes_per_second)) {
+    throw InputError(where, "",
+                     fmt::format("the {} fit gives {:.3g} B/s, below any link (at least 1 B/s), "
+                                 "expected sizes in bytes and times in microseconds",
+                                 to_string(f.tier), f.bandwidth_bytes_per_second));
+  }
   f.points = obs.size();
   double ss = 0, worst = 0;
   for (const Observation& o : obs) {
@@ -101,6 +109,16 @@ GemmFit fit_gemm(const GemmTable& t) {
                                 "the seconds/tflops column)");
   }
   g.saturated_flops_per_second = 1.0 / lsq.theta2;
+  // The rows' own bound (gemm_csv.cpp: 10 PFLOP/s, above any GPU's dense peak) holds for the
+  // curve's asymptote too: times that barely grow with size put R∞ at 1e20 FLOP/s while each
+  // row passed.
+  if (!(g.saturated_flops_per_second <= max_gemm_flops_per_second)) {
+    throw InputError(where, "", fmt::format("the fitted saturated rate R_inf is {:.4g} TFLOP/s, "
+                                            "expected at most 10000 TFLOP/s, as for each row: "
+                                            "the times barely grow with the GEMM size; check "
+                                            "the seconds/tflops column",
+                                            g.saturated_flops_per_second / 1e12));
+  }
   g.saturated_se = lsq.theta2_se / (lsq.theta2 * lsq.theta2);
   g.half_saturation_flop = lsq.theta1 / lsq.theta2;
   // F½ = θ₁/θ₂: first-order error, ignoring the covariance (reported as an indication).

@@ -106,7 +106,7 @@ GemmTable parse_gemm_csv(std::string_view text, const std::string& origin) {
     // 10 PFLOP/s is above any single GPU's dense peak (B200 FP4 dense: 9 PFLOP/s): the
     // column is then in FLOP/s or GFLOP/s, or the seconds are milliseconds.
     const double rate = r.flop() / r.seconds;
-    if (rate > 1e16) {
+    if (rate > max_gemm_flops_per_second) {
       throw InputError(where, "", fmt::format("{:.4g} FLOP in {:.4g} s is {:.4g} TFLOP/s, "
                                               "expected at most 10000 TFLOP/s: check the "
                                               "column's unit", r.flop(), r.seconds, rate / 1e12));

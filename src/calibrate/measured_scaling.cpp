@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "planner/base/error.hpp"
+#include "planner/base/one_line.hpp"
 #include "planner/calibrate/inputs.hpp"
 #include "planner/explain/scaling_table.hpp"
 #include "planner/io/text.hpp"
@@ -155,7 +156,7 @@ std::string measured_scaling_text(const MeasuredScaling& m) {
                                   : seconds_text(p.run.step_seconds);
     out += fmt::format("  {:>6} {:>5} {:>6} {:>14} {:>9.1f} % {:>8.1f} %  {}{}\n", p.run.gpus,
                        p.dp, p.run.steps, value, 100.0 * p.efficiency, 100.0 * p.predicted,
-                       p.run.origin, p.outside ? "  <- outside the validated error" : "");
+                       one_line(p.run.origin), p.outside ? "  <- outside the validated error" : "");
     any_outside = any_outside || p.outside;
   }
   out += fmt::format(

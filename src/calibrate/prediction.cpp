@@ -93,6 +93,41 @@ Scenario scenario_with(nlohmann::json doc, const std::string& origin, const Valu
   return s;
 }
 
+namespace {
+
+/// gpu.flops from the step logs alone: the mean of the runs' effective rates, the band their
+/// range.
+void add_runs_flops_constant(Calibration& c) {
+  double sum = 0, lo = 1e300, hi = 0;
+  std::string sources;
+  for (const RunResult& r : c.runs) {
+    sum += r.effective_flops_per_second;
+    lo = std::min(lo, r.effective_flops_per_second);
+    hi = std::max(hi, r.effective_flops_per_second);
+    sources += (sources.empty() ? "" : "; ") + r.origin;
+  }
+  c.constants.push_back({flops_pointer, "FLOP/s", sum / static_cast<double>(c.runs.size()), lo,
+                         hi, "range of the runs' effective rates", sources});
+}
+
+/// No GPU runs faster than its datasheet peak: a fitted rate above the target's catalogued
+/// 16-bit peak means the GEMM table (or, without one, the step logs) came from another GPU or
+/// dtype.
+void check_below_peak(const Calibration& c, const Inputs& in, const Scenario& target,
+                      double flops) {
+  const double peak =
+      target.cluster.gpu.peak_flops_by_dtype[static_cast<std::size_t>(Dtype::bf16)];
+  if (peak > 0 && flops > peak) {
+    throw InputError(c.gemm ? in.gemm.front().origin : c.runs.front().origin, "",
+                     fmt::format("the fitted {} of {:.4g} FLOP/s for {} is above its GPU's "
+                                 "catalogued bf16 peak of {:.4g} FLOP/s, expected at most "
+                                 "the peak: was this measured on another GPU or dtype?",
+                                 flops_pointer, flops, in.target_origin, peak));
+  }
+}
+
+}  // namespace
+
 void add_flops_constant(Calibration& c, const Inputs& in) {
   if (in.target) {
     Scenario s = scenario_with(*in.target, in.target_origin, tier_values(c));
@@ -100,17 +135,25 @@ void add_flops_constant(Calibration& c, const Inputs& in) {
       throw InputError(in.target_origin, "/workload/kind", "calibrate predicts training "
                                                            "steps, expected \"training\"");
     }
-    const Plan first = s.plan ? *s.plan : Plan{};
-    double flops = target_flops(c, s, first);
-    if (flops <= 0) {
+    if (!c.gemm && c.runs.empty()) {
       c.defaults.push_back("/cluster/gpu/flops: no GEMM table or step log; the target's own value");
       return;
     }
+    if (!c.gemm) {
+      // The runs' mean effective rate, as without a target (below); the GEMM curve's text and
+      // band described a fit that was not made (and read an empty optional).
+      check_below_peak(c, in, s, target_flops(c, s, Plan{}));
+      add_runs_flops_constant(c);
+      return;
+    }
+    const Plan first = s.plan ? *s.plan : Plan{};
+    double flops = target_flops(c, s, first);
     // Two passes: the rate depends on the GEMM shapes, which depend on the plan chosen.
     Values v = tier_values(c);
     v[flops_pointer] = flops;
     const PlanOutcome pass = best_plan(scenario_with(*in.target, in.target_origin, v), "");
     if (pass.found) flops = target_flops(c, s, pass.plan);
+    check_below_peak(c, in, s, flops);
     const double lo = c.runtime_factor ? *c.runtime_factor_low / *c.runtime_factor : 1.0;
     const double hi = c.runtime_factor ? *c.runtime_factor_high / *c.runtime_factor : 1.0;
     c.constants.push_back(
@@ -129,16 +172,7 @@ void add_flops_constant(Calibration& c, const Inputs& in) {
     c.defaults.push_back("/cluster/gpu/flops: no step log; the scenario's own value");
     return;
   }
-  double sum = 0, lo = 1e300, hi = 0;
-  std::string sources;
-  for (const RunResult& r : c.runs) {
-    sum += r.effective_flops_per_second;
-    lo = std::min(lo, r.effective_flops_per_second);
-    hi = std::max(hi, r.effective_flops_per_second);
-    sources += (sources.empty() ? "" : "; ") + r.origin;
-  }
-  c.constants.push_back({flops_pointer, "FLOP/s", sum / static_cast<double>(c.runs.size()), lo,
-                         hi, "range of the runs' effective rates", sources});
+  add_runs_flops_constant(c);
 }
 
 Prediction predict(const Calibration& c, const Inputs& in) {

@@ -2,6 +2,7 @@
 // report (docs/calibrate.md §Output).
 #include <fmt/format.h>
 
+#include "planner/base/one_line.hpp"
 #include "planner/calibrate/calibrate.hpp"
 #include "planner/calibrate/scenario_values.hpp"
 
@@ -116,7 +117,7 @@ std::string calibration_text(const Calibration& c) {
   for (const FittedConstant& k : c.constants) {
     out += fmt::format("  {:<30} {:>16}  [{} .. {}]\n    from {}\n", k.pointer,
                        human(k.value, k.unit), human(k.low, k.unit), human(k.high, k.unit),
-                       k.source);
+                       one_line(k.source));
   }
   for (const auto* t : {&c.intra, &c.inter}) {
     if (*t) {
@@ -142,14 +143,14 @@ std::string calibration_text(const Calibration& c) {
   if (!c.runs.empty()) out += "Runs: measured vs predicted step\n";
   for (const RunResult& r : c.runs) {
     out += fmt::format("  {} ({}, {} steps): measured {:.4f} s, predicted {:.4f} s ({:+.1f} %)\n",
-                       r.origin, to_string(r.format), r.steps_used, r.measured_seconds,
+                       one_line(r.origin), to_string(r.format), r.steps_used, r.measured_seconds,
                        r.predicted_seconds,
                        100 * (r.predicted_seconds / r.measured_seconds - 1.0));
   }
-  for (const std::string& s : c.skipped) out += "Skipped: " + s + "\n";
+  for (const std::string& s : c.skipped) out += "Skipped: " + one_line(s) + "\n";
   if (c.prediction) {
     const Prediction& p = *c.prediction;
-    out += fmt::format("Prediction for {}\n", p.origin);
+    out += fmt::format("Prediction for {}\n", one_line(p.origin));
     out += outcome_text(p.central) + outcome_text(p.pessimistic) + outcome_text(p.optimistic);
     out += "  one constant at a time:\n";
     for (const PlanOutcome& o : p.sensitivity) out += outcome_text(o);

@@ -51,12 +51,14 @@ std::optional<std::int64_t> step_number(std::optional<double> v) {
   return static_cast<std::int64_t>(*v);
 }
 
-/// A step time a training step can take: positive and at most a day (a longer "step" is a
-/// misread field or a stalled run, not a measurement of the plan).
-bool plausible_step_seconds(double s) { return s > 0 && s <= 86400.0; }
+/// A step time a training step can take: from 1 us to a day. A longer "step" is a misread
+/// field or a stalled run; no training step is faster than a microsecond (one kernel launch
+/// takes a few), and a step of 1e-308 s made the scaling efficiency infinite (exit 3).
+bool plausible_step_seconds(double s) { return s >= 1e-6 && s <= 86400.0; }
 
-/// Tokens per second per GPU: positive and below 1e9 (an H100 runs ~1e4-1e5 on real models).
-bool plausible_tokens_per_second(double tps) { return tps > 0 && tps < 1e9; }
+/// Tokens per second per GPU: from 1e-6 (one token in 11 days) to below 1e9 (an H100 runs
+/// ~1e4-1e5 on real models); a denormal rate overflowed the efficiency ratios the same way.
+bool plausible_tokens_per_second(double tps) { return tps >= 1e-6 && tps < 1e9; }
 
 void megatron_line(std::string_view l, std::size_t line, StepLog& log) {
   const auto ms = number_after(l, "elapsed time per iteration (ms):");
@@ -70,7 +72,7 @@ void megatron_line(std::string_view l, std::size_t line, StepLog& log) {
     return;
   }
   if (!plausible_step_seconds(*ms * 1e-3)) {
-    log.skipped.push_back({line, "elapsed time per iteration above a day"});
+    log.skipped.push_back({line, "elapsed time per iteration below 1 us or above a day"});
     return;
   }
   StepRow r;
@@ -94,7 +96,7 @@ void torchtitan_line(std::string_view l, std::size_t line, StepLog& log) {
     return;
   }
   if (!plausible_tokens_per_second(*tps)) {
-    log.skipped.push_back({line, "tps of 1e9 or more per GPU, not a measurement"});
+    log.skipped.push_back({line, "tps below 1e-6 or of 1e9 or more per GPU, not a measurement"});
     return;
   }
   StepRow r;
@@ -144,7 +146,8 @@ void csv_rows(const std::vector<std::string_view>& lines, StepLog& log) {
     const std::int64_t number = step.value_or(-1);
     const double seconds = s.value_or(0);
     if (number < 0 || !plausible_step_seconds(seconds)) {
-      log.skipped.push_back({i + 1, "step number below 0 or a step time above a day"});
+      log.skipped.push_back(
+          {i + 1, "step number below 0 or a step time below 1 us or above a day"});
       continue;
     }
     log.rows.push_back({i + 1, number, seconds, 0, 0});
@@ -190,8 +193,13 @@ StepLog parse_step_log(std::string_view text, const std::string& origin) {
   }
   if (log.rows.empty()) {
     throw InputError(origin + ":" + std::to_string(std::max<std::size_t>(1, lines.size())), "",
-                     fmt::format("no {} step with a time, expected at least one",
-                                 to_string(log.format)));
+                     fmt::format("no {} step with a time, expected at least one{}",
+                                 to_string(log.format),
+                                 log.skipped.empty()
+                                     ? ""
+                                     : fmt::format(" ({} line(s) skipped, line {}: {})",
+                                                   log.skipped.size(), log.skipped[0].line,
+                                                   log.skipped[0].reason)));
   }
   return log;
 }

@@ -27,6 +27,7 @@ struct CollectiveArgs {
   bool across_nodes = false;
   /// Multi-rail forms (docs/model.md §4): the group's ranks in each node, and the node's fabric.
   std::int64_t per_node = 0;
+  bool per_node_given = false;  ///< --per-node 0 or -4 was taken as "not given", silently
   double node_bandwidth_gb_per_s = 0;
   double node_latency_us = -1;  ///< -1: not given
   std::string format = "text";
@@ -67,7 +68,7 @@ int run_collective(const CollectiveArgs& a, std::ostream& out) {
   positive(a.bytes, "--bytes");
   link_rate(a.bandwidth_gb_per_s, "--bw");
   latency(a.latency_us, "--latency");
-  const bool with_rails = a.per_node > 0;
+  const bool with_rails = a.per_node_given;
   if (with_rails) {
     if (a.per_node < 2 || a.per_node >= a.gpus || a.gpus % a.per_node != 0) {
       throw InputError("command line", "",
@@ -162,7 +163,7 @@ Runner add_collective(CLI::App& sub) {
       ->check(CLI::IsMember(op_names))
       ->default_val("all-reduce");
   sub.add_flag("--across-nodes", a->across_nodes, "The group spans nodes (no one-shot)");
-  sub.add_option("--per-node", a->per_node,
+  CLI::Option* per_node = sub.add_option("--per-node", a->per_node,
                  "The group's ranks in each node: also price NCCL's multi-rail ring (and tree, "
                  "for all-reduce), the node's ranks crossing on their own rails at once; "
                  "implies --across-nodes and needs --node-bw and --node-latency");
@@ -171,7 +172,10 @@ Runner add_collective(CLI::App& sub) {
   sub.add_option("--node-latency", a->node_latency_us,
                  "With --per-node: the node's latency per hop, microseconds");
   add_format(sub, a->format, {"text", "json"});
-  return [a](std::ostream& out, std::ostream&) { return run_collective(*a, out); };
+  return [a, per_node](std::ostream& out, std::ostream&) {
+    a->per_node_given = per_node->count() > 0;
+    return run_collective(*a, out);
+  };
 }
 
 }  // namespace planner::cli

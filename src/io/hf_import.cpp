@@ -9,6 +9,7 @@
 
 #include "planner/base/error.hpp"
 #include "planner/io/presets.hpp"
+#include "planner/io/quantity.hpp"
 
 /// Hugging Face config.json → the planner's model object. The key names are those of
 /// transformers' LlamaConfig (src/transformers/models/llama/configuration_llama.py), shared by
@@ -166,6 +167,12 @@ void read_deepseek(const json& c, const std::string& origin, json& m) {
 /// linear in f); Qwen1.5-MoE-A2.7B's 5632 = 4 × 1408. Qwen3-MoE layers are sparse when (i + 1) % decoder_sparse_step
 /// == 0 and i is not in mlp_only_layers; only the all-sparse layout (1, []) is imported.
 void read_experts(const json& c, const std::string& origin, json& m) {
+  // An MoE architecture without its expert count was imported as a dense model, silently.
+  const std::string arch = architecture_of(c);
+  if (arch == "MixtralForCausalLM") (void)need_integer(c, "num_local_experts", origin);
+  if (arch == "Qwen2MoeForCausalLM" || arch == "Qwen3MoeForCausalLM") {
+    (void)need_integer(c, "num_experts", origin);
+  }
   const bool mixtral = c.contains("num_local_experts");
   if (!mixtral && !c.contains("num_experts")) return;
   json moe = json::object();
@@ -273,9 +280,36 @@ static std::string linear_bias_of(const json& c) {
   return flag("attention_bias") || flag("mlp_bias") ? "all" : "none";
 }
 
+/// The keys read as flags or rates must have their JSON type: `"tie_word_embeddings": "true"`
+/// was ignored (read as the default). null stands for the default, as transformers reads it.
+void check_value_types(const json& c, const std::string& origin) {
+  for (const char* key : {"tie_word_embeddings", "attention_bias", "mlp_bias",
+                          "use_sliding_window"}) {
+    const auto it = c.find(key);
+    if (it != c.end() && !it->is_null() && !it->is_boolean()) {
+      throw InputError(origin, std::string("/") + key,
+                       fmt::format("expected true or false, got {}", describe_value(*it)));
+    }
+  }
+  const auto dropout = c.find("attention_dropout");
+  if (dropout != c.end() && !dropout->is_null() &&
+      !(dropout->is_number() && dropout->get<double>() >= 0 && dropout->get<double>() <= 1)) {
+    throw InputError(origin, "/attention_dropout",
+                     fmt::format("expected a probability from 0 to 1, got {}",
+                                 describe_value(*dropout)));
+  }
+  const auto window = c.find("sliding_window");
+  if (window != c.end() && !window->is_null() && !window->is_number_integer()) {
+    throw InputError(origin, "/sliding_window",
+                     fmt::format("expected a number of tokens or null, got {}",
+                                 describe_value(*window)));
+  }
+}
+
 json model_from_hf(const json& c, const std::string& origin) {
   if (!c.is_object()) throw InputError(origin, "", "expected a config.json object");
   check_architecture(c, origin);
+  check_value_types(c, origin);
   json m = json::object();
   m["layers"] = need_integer(c, "num_hidden_layers", origin);
   m["hidden"] = need_integer(c, "hidden_size", origin);

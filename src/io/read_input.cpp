@@ -1,13 +1,15 @@
 #include "planner/io/read_input.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <array>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <iostream>
-#include <memory>
 #include <system_error>
 
 #include "planner/base/error.hpp"
@@ -66,18 +68,46 @@ std::string read_limited(const std::string& path, const Limit& limit) {
     return text;
   }
   const auto error_text = [] { return std::generic_category().message(errno); };
-  struct Close {
-    void operator()(std::FILE* f) const { std::fclose(f); }
-  };
+  // Opened without waiting: open(2) of a FIFO blocks until a writer appears, so `mkfifo f;
+  // planner validate f` hung every command. With O_NONBLOCK it returns at once, and the type
+  // is read from the descriptor itself (no window between a stat and the open).
   errno = 0;
-  const std::unique_ptr<std::FILE, Close> file(std::fopen(path.c_str(), "rb"));
-  if (!file) throw InputError(origin, "", fmt::format("cannot open file: {}", error_text()));
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0) {
-    append_checked(text, buffer.data(), n, origin, limit);
-  }
-  if (std::ferror(file.get())) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw InputError(origin, "", fmt::format("cannot open file: {}", error_text()));
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } const closer{fd};
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
     throw InputError(origin, "", fmt::format("cannot read file: {}", error_text()));
+  }
+  if (S_ISFIFO(info.st_mode) || S_ISSOCK(info.st_mode)) {
+    // Standard input named as a path (/dev/stdin, /dev/fd/0) is read as "-" is: waiting for
+    // its writer is what the user asked for. Any other pipe could wait forever.
+    struct stat in {};
+    if (::fstat(STDIN_FILENO, &in) != 0 || in.st_dev != info.st_dev || in.st_ino != info.st_ino) {
+      throw InputError(origin, "",
+                       "not a regular file but a named pipe, which may wait forever for a "
+                       "writer; give a file, or '-' to read standard input");
+    }
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  }
+  // A device stays non-blocking: /dev/zero and /dev/urandom read at once (and are refused for
+  // their NUL bytes); one with nothing ready (a terminal) fails with EAGAIN below.
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n > 0) {
+      append_checked(text, buffer.data(), static_cast<std::size_t>(n), origin, limit);
+    } else if (n == 0) {
+      break;
+    } else if (errno == EAGAIN) {
+      throw InputError(origin, "",
+                       "cannot read file: a device with no data ready (a terminal?); give a "
+                       "file, or '-' to read standard input");
+    } else if (errno != EINTR) {
+      throw InputError(origin, "", fmt::format("cannot read file: {}", error_text()));
+    }
   }
   return text;
 }

@@ -80,15 +80,17 @@ std::string text_at(const json& v, const std::string& key, const std::string& po
   return it->get<std::string>();
 }
 
-/// A positive quantity of dimension `d` (bare numbers in base units), finite by construction.
-std::optional<double> positive_quantity(const json& v, const std::string& key, Dimension d,
-                                        const std::string& pointer, const std::string& origin,
-                                        std::string_view expect) {
+/// A quantity of dimension `d` (bare numbers in base units) from `floor` to 1e18, so finite
+/// and normal by construction. The floor keeps predicted/measured finite: a step time of
+/// 5e-324 s (a denormal) made the error ratio infinite and validate exit 3.
+std::optional<double> bounded_quantity(const json& v, const std::string& key, Dimension d,
+                                       double floor, const std::string& pointer,
+                                       const std::string& origin, std::string_view expect) {
   const auto it = v.find(key);
   if (it == v.end()) return std::nullopt;
   const std::string at = pointer + "/" + key;
   const double x = parse_quantity(*it, d, origin, at);
-  if (!(x > 0) || !(x <= 1e18)) {
+  if (!(x >= floor) || !(x <= 1e18)) {
     reject_record(origin, at, fmt::format("expected {}, got {}", expect, describe_value(*it)));
   }
   return x;
@@ -101,20 +103,23 @@ Measured read_measured(const json& v, const std::string& origin) {
   check_keys(v, ptr, origin, keys);
   Measured m;
   if (const auto it = v.find("tokens_per_second_per_gpu"); it != v.end()) {
-    if (!it->is_number() || !(it->get<double>() > 0) || !(it->get<double>() <= 1e12)) {
+    // At least 1e-6 (one token in 11 days): a denormal rate made the ratio to the
+    // prediction infinite and validate exit 3.
+    if (!it->is_number() || !(it->get<double>() >= 1e-6) || !(it->get<double>() <= 1e12)) {
       reject_record(origin, ptr + "/tokens_per_second_per_gpu",
-           fmt::format("expected a positive number of tokens per second such as 3200, got {}",
-                       describe_value(*it)));
+                    fmt::format("expected a number of tokens per second from 1e-06 to 1e12, "
+                                "such as 3200, got {}",
+                                describe_value(*it)));
     }
     m.tokens_per_second_per_gpu = it->get<double>();
   }
-  m.step_seconds = positive_quantity(v, "step_time", Dimension::seconds, ptr, origin,
-                                     "a positive time such as \"14.7 s\"");
-  m.memory_peak_bytes = positive_quantity(v, "memory_peak", Dimension::bytes, ptr, origin,
-                                          "a positive size such as \"61.2 GiB\"");
-  m.memory_model_states_bytes = positive_quantity(v, "memory_model_states", Dimension::bytes,
-                                                  ptr, origin,
-                                                  "a positive size such as \"20.4 GiB\"");
+  m.step_seconds = bounded_quantity(v, "step_time", Dimension::seconds, 1e-9, ptr, origin,
+                                    "a time from 1 ns to 1e18 s, such as \"14.7 s\"");
+  m.memory_peak_bytes = bounded_quantity(v, "memory_peak", Dimension::bytes, 1, ptr, origin,
+                                         "a size from 1 B to 1e18 B, such as \"61.2 GiB\"");
+  m.memory_model_states_bytes =
+      bounded_quantity(v, "memory_model_states", Dimension::bytes, 1, ptr, origin,
+                       "a size from 1 B to 1e18 B, such as \"20.4 GiB\"");
   if (const auto it = v.find("derivation"); it != v.end() && !it->is_string()) {
     reject_record(origin, ptr + "/derivation",
          fmt::format("expected a string, got {}", describe_value(*it)));
@@ -366,6 +371,18 @@ std::vector<ValidationRecord> load_records(const std::vector<std::string>& paths
       }
       records.push_back(load_validation_record(doc, file_origin(file)));
       found.push_back(record_gpu(doc));
+    }
+  }
+  // One record counted twice (a symbolic link beside its target, a directory given twice)
+  // weighed double in the medians; and ids name records (bf16_sibling, the summaries' worst).
+  std::map<std::string, const std::string*> first_origin;
+  for (const ValidationRecord& r : records) {
+    const auto [it, fresh] = first_origin.emplace(r.id, &r.origin);
+    if (!fresh) {
+      reject_record(r.origin, "/id",
+                    fmt::format("\"{}\" is also the id of {}; give each record its own id (is "
+                                "one file a link to or a copy of the other?)",
+                                r.id, *it->second));
     }
   }
   std::vector<std::size_t> order(records.size());

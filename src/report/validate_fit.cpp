@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 
+#include "planner/base/one_line.hpp"
 #include "planner/io/catalog.hpp"
 #include "planner/io/context.hpp"
 #include "planner/report/validate.hpp"
@@ -96,7 +97,7 @@ void print_fp8_fit(const std::vector<ValidationRecord>& records, std::ostream& o
         fp8_recipe_names[static_cast<std::size_t>(r.scenario.model.precision.fp8_recipe)]);
     std::optional<double> ratio;
     if (sibling != records.end()) ratio = fitted_fp8_ratio(r, *sibling);
-    out << fmt::format("  {:<44} {:<10} {:>8}\n", r.id, recipe,
+    out << fmt::format("  {:<44} {:<10} {:>8}\n", one_line(r.id, error_line_limit), recipe,
                        ratio ? fmt::format("{:.4f}", *ratio) : std::string("-"));
     if (ratio) per_recipe[recipe].push_back(*ratio);
   }
@@ -184,10 +185,11 @@ void print_fit(const std::vector<ValidationRecord>& records,
     // A run on another variant of the chip (memory, power limit) or an unstated one reports
     // its share but does not fit the catalog entry's efficiency.
     const bool counts = r.efficiency_excluded.empty();
-    out << fmt::format("{:<12} {:<34} {:<16} {:>10}\n", r.set, r.id, g ? g->name : "-",
+    out << fmt::format("{:<12} {:<34} {:<16} {:>10}\n", r.set, one_line(r.id, error_line_limit),
+                       g ? g->name : "-",
                        share ? fmt::format("{:.4f}", *share) : std::string("-"));
     if (!counts && share) out << fmt::format("{:<12} {:<34} not fitted: {}\n", "", "",
-                                             r.efficiency_excluded);
+                                             one_line(r.efficiency_excluded));
     if (share && counts && r.set == "calibration") {
       per_gpu[g->name].push_back(*share);
       if (g->variant_of.empty()) pooled.push_back(*share);

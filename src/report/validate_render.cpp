@@ -30,13 +30,6 @@ json comparison_json(const Comparison& c) {
               {"error", c.error() ? json(*c.error()) : json(nullptr)}};
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (const char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 std::string joined(const std::vector<std::string>& items) {
   return fmt::format("{}", fmt::join(items, ", "));
 }
@@ -114,14 +107,14 @@ void print_validation_csv(const std::vector<RecordResult>& results, std::ostream
     const ValidationRecord& rec = *r.record;
     const auto e = throughput_error(r);
     out << fmt::format(
-        "{},{},{},{},{:.6g},{},{:.6g},{},{},{:.6g},{},{},{}\n", csv_field(rec.id), rec.set,
+        "{},{},{},{},{:.6g},{},{:.6g},{},{},{:.6g},{},{},{}\n", one_line_csv_field(rec.id), rec.set,
         world_size(rec.scenario.cluster), r.fits ? "true" : "false",
         r.tokens_per_second_per_gpu.predicted,
         maybe_number(r.tokens_per_second_per_gpu.measured, "{:.6g}"), r.step_seconds.predicted,
         maybe_number(r.step_seconds.measured, "{:.6g}"), e ? fmt::format("{:.6g}", *e) : "",
         r.memory_peak_bytes.predicted, maybe_number(r.memory_peak_bytes.measured, "{:.6g}"),
-        csv_field(joined(rec.not_modelled)),
-        csv_field(rec.citation + "; " + rec.location));
+        one_line_csv_field(joined(rec.not_modelled)),
+        one_line_csv_field(rec.citation + "; " + rec.location));
   }
 }
 
@@ -158,7 +151,7 @@ void print_validation_text(const std::vector<RecordResult>& results, const Valid
   for (const auto& [set, s] : summaries) {
     out << fmt::format("  {:<12} {:>3} records  median {:>6.1f}%  max {:>6.1f}% ({}){}\n",
                        set, s.compared, 100.0 * s.median_abs_error, 100.0 * s.max_abs_error,
-                       s.worst,
+                       one_line(s.worst, error_line_limit),
                        s.infeasible > 0
                            ? fmt::format("; {} judged not to fit in memory", s.infeasible)
                            : std::string());
@@ -168,13 +161,14 @@ void print_validation_text(const std::vector<RecordResult>& results, const Valid
     out << fmt::format("    {:<44} {:>3} records  median {:>6.1f}%  max {:>6.1f}% ({})\n",
                        sibling ? "families with a calibrated single-node run"
                                : "families without one (tests everything)",
-                       s.compared, 100.0 * s.median_abs_error, 100.0 * s.max_abs_error, s.worst);
+                       s.compared, 100.0 * s.median_abs_error, 100.0 * s.max_abs_error,
+                       one_line(s.worst, error_line_limit));
   }
   if (!memory_summaries.empty()) out << "|error| of peak memory per GPU, where measured:\n";
   for (const auto& [set, m] : memory_summaries) {
     out << fmt::format("  {:<12} {:>3} records  median {:>6.1f}%  max {:>6.1f}% ({})\n", set,
                        m.compared, 100.0 * m.median_abs_error, 100.0 * m.max_abs_error,
-                       m.worst);
+                       one_line(m.worst, error_line_limit));
   }
   print_serving_text(report.serving, out);
   for (const std::string& b : breaches) out << "bound exceeded: " << b << "\n";

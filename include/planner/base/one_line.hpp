@@ -101,6 +101,20 @@ inline void append_hex(std::string& out, std::string_view prefix, unsigned char 
   return out;
 }
 
+/// `text` as one CSV field (RFC 4180) that no reader or terminal splits: control characters
+/// escaped as one_line does (a raw CR or LF broke the row), then quoted, its quotes doubled,
+/// when it holds a comma or a double quote.
+[[nodiscard]] inline std::string one_line_csv_field(std::string_view text) {
+  std::string escaped = one_line(text);
+  if (escaped.find_first_of(",\"") == std::string::npos) return escaped;
+  std::string out = "\"";
+  for (const char c : escaped) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
 /// The length to which echoed values and keys are cut, as docs/errors.md promises.
 inline constexpr std::size_t echo_limit = 40;
 

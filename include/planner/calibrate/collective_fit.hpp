@@ -24,6 +24,13 @@
 
 namespace planner::calibrate {
 
+/// The loader's range for a link (docs/errors.md §Limits): a fitted bandwidth and its band
+/// stay inside it, so a profile the fit writes is one the loader reads.
+inline constexpr double min_link_bytes_per_second = 1.0;
+inline constexpr double max_link_band_bytes_per_second = 1e18;
+/// The loader's largest latency; a latency band's upper end is cut to it.
+inline constexpr double max_link_latency_seconds = 60.0;
+
 inline constexpr double collective_weight_power = 1.0;
 
 [[nodiscard]] inline double bus_factor(NcclOp op, std::int64_t ranks) noexcept {

@@ -22,6 +22,10 @@ struct SkippedLine {
 
 enum class NcclOp { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
 
+/// Highest GEMM rate a table row or the fitted curve may show: 10 PFLOP/s, above any single
+/// GPU's dense peak (B200 FP4 dense: 9 PFLOP/s).
+inline constexpr double max_gemm_flops_per_second = 1e16;
+
 /// One row of an nccl-tests table: the out-of-place columns.
 struct NcclRow {
   std::size_t line = 0;
