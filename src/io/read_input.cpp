@@ -82,15 +82,18 @@ std::string read_limited(const std::string& path, const Limit& limit) {
   if (::fstat(fd, &info) != 0) {
     throw InputError(origin, "", fmt::format("cannot read file: {}", error_text()));
   }
-  if (S_ISFIFO(info.st_mode) || S_ISSOCK(info.st_mode)) {
-    // Standard input named as a path (/dev/stdin, /dev/fd/0) is read as "-" is: waiting for
-    // its writer is what the user asked for. Any other pipe could wait forever.
-    struct stat in {};
-    if (::fstat(STDIN_FILENO, &in) != 0 || in.st_dev != info.st_dev || in.st_ino != info.st_ino) {
-      throw InputError(origin, "",
-                       "not a regular file but a named pipe, which may wait forever for a "
-                       "writer; give a file, or '-' to read standard input");
-    }
+  if (S_ISSOCK(info.st_mode)) {
+    throw InputError(origin, "",
+                     "not a regular file but a socket; give a file, or '-' to read standard "
+                     "input");
+  }
+  const bool pipe = S_ISFIFO(info.st_mode);
+  if (pipe) {
+    // A pipe is read as it is written: a shell's process substitution (`planner plan <(jq ...
+    // a.json)`, /dev/fd/63) or standard input named as a path. Opened without waiting, a named
+    // pipe that nobody writes reads as end of file at once (POSIX read(2): "If no process has
+    // the pipe open for writing, read() shall return 0"), refused below, instead of the open
+    // waiting forever for a writer.
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   }
   // A device stays non-blocking: /dev/zero and /dev/urandom read at once (and are refused for
@@ -108,6 +111,11 @@ std::string read_limited(const std::string& path, const Limit& limit) {
     } else if (errno != EINTR) {
       throw InputError(origin, "", fmt::format("cannot read file: {}", error_text()));
     }
+  }
+  if (pipe && text.empty()) {
+    throw InputError(origin, "",
+                     "a named pipe with no writer, so nothing to read; start the command that "
+                     "writes it first, or give a file, or '-' to read standard input");
   }
   return text;
 }
