@@ -151,3 +151,25 @@ TEST_CASE("calibrate --run with --target and no GEMM table fits gpu.flops from t
   CHECK(flops["source"] == d + "small-1node-megatron.log");
   CHECK(flops["band"] == "range of the runs' effective rates");
 }
+
+TEST_CASE("A measurement file of more than 1,000,000 lines is refused before parsing",
+          "[hostile][calibrate]") {
+  // Before: an nccl-tests header followed by millions of one-byte lines (inside the 64 MiB
+  // cap) kept a record per line: 31 million lines peaked at 3.3 GB and ran past 30 s. The
+  // limit counts the lines read, so 1,000,001 short lines (2 MB) are enough to show it.
+  const std::string header = cli_harness::read("tests/data/calibrate/mi300x-1node-all_reduce_perf.txt");
+  std::string many = header;
+  many.reserve(header.size() + 2000004);
+  for (int i = 0; i < 1000001; ++i) many += "1\n";
+  const std::string path = write_file("many_all_reduce_perf.txt", many);
+  try {
+    (void)planner::read_measurement_file(path);
+    FAIL("read");
+  } catch (const planner::InputError& e) {
+    CHECK_THAT(e.what(), Contains("lines, more than the 1000000 a measurement file may have"));
+  }
+  // The example's own files are far inside it.
+  CHECK_NOTHROW(planner::read_measurement_file(
+      std::string(PLANNER_SOURCE_DIR) + "/tests/data/calibrate/mi300x-1node-all_reduce_perf.txt"));
+  std::filesystem::remove(path);
+}

@@ -24,7 +24,13 @@ inline constexpr std::size_t max_input_bytes = std::size_t{16} << 20;
 /// a 166 MB table peaked at 1.2 GiB before the limit (issue 32).
 inline constexpr std::size_t max_measurement_bytes = std::size_t{64} << 20;
 
-/// As read_input, for a measurement file: at most max_measurement_bytes, no NUL byte; the
+/// Most lines a measurement file may have: 1,000,000. The parsers keep a record per line, so
+/// 64 MiB of one-byte lines peaked at 3.3 GB; a Megatron-LM log of 100,000 iterations has a
+/// few hundred thousand lines.
+inline constexpr std::size_t max_measurement_lines = 1000000;
+
+/// As read_input, for a measurement file: at most max_measurement_bytes and
+/// max_measurement_lines, no NUL byte; the
 /// messages say what kind of file was expected.
 [[nodiscard]] std::string read_measurement_file(const std::string& path);
 
