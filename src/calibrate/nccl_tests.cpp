@@ -271,6 +271,17 @@ NcclTable parse_nccl_tests(std::string_view text, const std::string& origin) {
                                  "from 2 to 2^24 (nccl-tests -t and -g)",
                                  h.threads, h.gpus));
   }
+  // Without '#  Rank' lines the ranks are one process's threads × GPUs, all on its host; a
+  // header of 4,096 × 4,096 was fitted as 16.7 million ranks on one node (a latency of
+  // 1e-12 s). 64 is above any host's GPU count (HGX and DGX hold 8, GB200 NVL72 trays 4).
+  constexpr std::int64_t max_gpus_one_host = 64;
+  if (h.ranks.empty() && h.threads * h.gpus > max_gpus_one_host) {
+    throw InputError(origin + ":1", "",
+                     fmt::format("nThread {} × nGpus {} = {} GPUs driven by one process on one "
+                                 "host, expected at most {}; a run over several hosts prints a "
+                                 "'#  Rank  N … on HOST' line per rank (keep them in the file)",
+                                 h.threads, h.gpus, h.threads * h.gpus, max_gpus_one_host));
+  }
   t.ranks = !h.ranks.empty() ? static_cast<std::int64_t>(h.ranks.size()) : h.threads * h.gpus;
   t.nodes = h.hosts.empty() ? 1 : static_cast<std::int64_t>(h.hosts.size());
   t.device = h.device;

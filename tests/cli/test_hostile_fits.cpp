@@ -10,6 +10,7 @@
 #include <string>
 
 #include "hostile_test_helpers.hpp"
+#include "planner/calibrate/inputs.hpp"
 
 using namespace hostile_test_helpers;
 using Catch::Contains;
@@ -172,4 +173,29 @@ TEST_CASE("A measurement file of more than 1,000,000 lines is refused before par
   CHECK_NOTHROW(planner::read_measurement_file(
       std::string(PLANNER_SOURCE_DIR) + "/tests/data/calibrate/mi300x-1node-all_reduce_perf.txt"));
   std::filesystem::remove(path);
+}
+
+TEST_CASE("An nccl-tests header of more GPUs than a host holds, without Rank lines, is refused",
+          "[hostile][calibrate]") {
+  // Before: "# nThread 4096 nGpus 4096" with no '#  Rank' lines was fitted as 16,777,216
+  // ranks on one node, with an intra-node latency of 8e-13 s. One process drives its own
+  // host's GPUs only; 64 is above any host's count.
+  std::string text = cli_harness::read("tests/data/calibrate/mi300x-1node-all_reduce_perf.txt");
+  std::string kept;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("#  Rank", 0) == 0) continue;  // no rank lines
+    const std::size_t at = line.find("nThread");
+    if (at != std::string::npos) line = "# nThread 4096 nGpus 4096 minBytes 8 maxBytes 8589934592";
+    kept += line + "\n";
+  }
+  try {
+    (void)planner::calibrate::parse_nccl_tests(kept, "big.txt");
+    FAIL("parsed");
+  } catch (const planner::InputError& e) {
+    CHECK_THAT(e.what(), Contains("nThread 4096 × nGpus 4096 = 16777216 GPUs driven by one "
+                                  "process on one host, expected at most 64"));
+  }
+  // The same file as published (8 ranks, their Rank lines kept) parses.
+  CHECK(planner::calibrate::parse_nccl_tests(text, "ok.txt").ranks == 8);
 }
