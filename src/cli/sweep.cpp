@@ -32,25 +32,11 @@ using nlohmann::json;
 
 namespace {
 
-/// RFC 4180: a field with a comma, a double quote or a line break is quoted, its quotes doubled.
-/// Control characters are escaped first (one_line), as in every output: a --vary value of the
-/// name kept a raw ESC or CR inside the quotes, which a terminal acts on.
-std::string csv_field(const std::string& raw) {
-  const std::string text = one_line(raw);
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char ch : text) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  return out + "\"";
-}
-
 std::string csv_cell(const json& v) {
-  if (v.is_string()) return csv_field(v.get<std::string>());
+  if (v.is_string()) return one_line_csv_field(v.get<std::string>());
   if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
   if (v.is_number()) return fmt::format("{:.6g}", v.get<double>());
-  return csv_field(v.dump(-1, ' ', false, json::error_handler_t::replace));
+  return one_line_csv_field(v.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 constexpr std::string_view measured_pointer = "/workload/step_time_per_micro_batch";
@@ -389,7 +375,7 @@ int run_sweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
       args.shard.empty() || std::stoll(args.shard.substr(0, args.shard.find('/'))) == 1;
   if (csv && first_shard) {
     std::string header;
-    for (const SweepAxis& a : grid.axes) header += csv_field(a.pointer) + ",";
+    for (const SweepAxis& a : grid.axes) header += one_line_csv_field(a.pointer) + ",";
     out << header << "status,"
         << plan_csv_header(scenario.workload.kind, is_moe(scenario.model),
                            csv_dp_shard_column(scenario.workload.kind, is_moe(scenario.model),

@@ -99,8 +99,9 @@ struct SearchResult {
   std::vector<Evaluation> within;
   bool within_overflow = false;  ///< more than keep_within_max plans qualified
   /// With SearchOptions::whole_band: every plan inside the band, best first (serving: the
-  /// ranked plans), and the smallest exact time of a rank key (infinite when none fits). Plans only: a band of 20,000 tied
-  /// plans (seq_len 1 with a measured step time) returned whole was 32 MB per rerun.
+  /// ranked plans), and the smallest exact time of a rank key (infinite when none fits).
+  /// Plans only: a band of 20,000 tied plans (seq_len 1 with a measured step time) returned
+  /// whole as evaluations was 32 MB per rerun.
   std::vector<Plan> band;
   double fastest_seconds = std::numeric_limits<double>::infinity();
   [[nodiscard]] bool found() const noexcept { return !ranked.empty(); }
