@@ -3,6 +3,7 @@
 #include "command.hpp"
 #include "planner/base/error.hpp"
 #include "planner/io/constraints.hpp"
+#include "planner/search/constraints.hpp"
 
 namespace planner::cli {
 
@@ -92,32 +93,44 @@ void check_fix_contradictions(const Scenario& s, const std::string& framework) {
     fail("sp=on contradicts tp = 1: sequence parallelism splits activations across the tp "
          "ranks; drop one");
   }
-  // The named framework's rules that no plan escapes (search/constraints.hpp).
+  // The named framework's rules that no plan escapes. The conditions pick the fixed items such
+  // a rule refuses whatever the other settings; the reason is the rule's own words, read from
+  // search/constraints.hpp framework_config_violation on a plan that has the item and
+  // otherwise the defaults (tiled attention on), so the message cannot drift from the search.
+  const auto refused = [&](auto set) {
+    Plan p;
+    p.flash_attention = true;
+    set(p);
+    return framework_config_violation(c.framework, p);
+  };
   const auto against = [&](const std::string& item, std::string_view why) {
     fail(fmt::format("{} contradicts {}: {} (docs/constraints.md); drop one", item, framework,
                      why));
   };
+  const auto zero_at_least = [&](Plan& p) { p.zero = static_cast<int>(c.zero.min); };
+  const auto op_recompute = [](Plan& p) { p.recompute = Recompute::op; };
   switch (c.framework) {
     case Framework::megatron:
-      if (c.zero.min > 1) against(bound_text("zero", c.zero), "Megatron-LM shards optimizer state only (ZeRO-1)");
-      if (c.recompute == Recompute::op) against("recompute=op", "op-level checkpointing is torchtitan's");
+      if (c.zero.min > 1) against(bound_text("zero", c.zero), refused(zero_at_least));
+      if (c.recompute == Recompute::op) against("recompute=op", refused(op_recompute));
       break;
     case Framework::deepspeed:
-      if (cp.min > 1) against(bound_text("cp", cp), "DeepSpeed has no ring-attention context parallelism");
-      if (c.recompute == Recompute::op) against("recompute=op", "DeepSpeed recomputes whole layers only");
+      if (cp.min > 1) against(bound_text("cp", cp), refused([&](Plan& p) { p.cp = cp.min; }));
+      if (c.recompute == Recompute::op) against("recompute=op", refused(op_recompute));
       if (c.sequence_parallel && *c.sequence_parallel) {
-        against("sp=on", "DeepSpeed's AutoTP does not shard the sequence");
+        against("sp=on", refused([](Plan& p) {
+                  p.tp = 2;
+                  p.sequence_parallel = true;
+                }));
       }
       break;
     case Framework::torchtitan:
-      if (c.zero.min == 1 && c.zero.max == 1) {
-        against("zero = 1", "torchtitan replicates (DDP) or fully shards (FSDP2)");
-      }
-      if (no_flash) against("flash=off", "torchtitan's attention is always tiled (SDPA or flex)");
+      if (c.zero.min == 1 && c.zero.max == 1) against("zero = 1", refused(zero_at_least));
+      if (no_flash) against("flash=off", refused([](Plan& p) { p.flash_attention = false; }));
       if (c.sequence_parallel && !*c.sequence_parallel && tp.min > 1) {
-        fail(fmt::format("sp=off with {} contradicts {}: torchtitan's tp always shards the "
-                         "sequence (docs/constraints.md); drop one",
-                         bound_text("tp", tp), framework));
+        fail(fmt::format("sp=off with {} contradicts {}: {} (docs/constraints.md); drop one",
+                         bound_text("tp", tp), framework,
+                         refused([&](Plan& p) { p.tp = tp.min; })));
       }
       break;
     default:
