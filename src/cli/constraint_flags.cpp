@@ -8,9 +8,11 @@
 namespace planner::cli {
 
 void add_constraints(CLI::App& app, ConstraintArgs& c) {
+  std::string names;
+  for (const SpaceDim& row : dimensions) names += " " + std::string(row.name);
   app.add_option("--fix", c.fix,
                  "Pin or bound axes and switches, e.g. tp=8,zero<=1,flash=off,recompute!=op "
-                 "(names: tp cp dp pp zero replicas flash sp recompute)");
+                 "(names:" + names + ")");
   app.add_option("--framework", c.framework,
                  "Only plans this framework launches: any (one of the three, the default), "
                  "megatron, torchtitan, deepspeed; unrestricted (every rank order, what-if)");
@@ -78,18 +80,22 @@ void check_fix_contradictions(const Scenario& s, const std::string& framework) {
                      names, values, product, world));
   }
   const Bound& cp = c.degree(Axis::cp);
-  const bool no_flash = c.flash_attention && !*c.flash_attention;
+  const std::optional<bool> flash = c.pinned_switch(Dim::flash);
+  const std::optional<bool> sp = c.pinned_switch(Dim::sp);
+  const std::optional<Recompute> recompute = c.pinned_recompute();
+  const Bound& zero = c.bound(Dim::zero);
+  const bool no_flash = flash && !*flash;
   if (cp.min > 1 && no_flash) {
     fail(fmt::format("{} contradicts flash=off: context parallelism needs flash attention (ring "
                      "attention computes attention in tiles); drop one",
                      bound_text("cp", cp)));
   }
-  if (c.recompute == Recompute::op && no_flash) {
+  if (recompute == Recompute::op && no_flash) {
     fail("recompute=op contradicts flash=off: torchtitan's op-level checkpointing needs flash "
          "attention (its attention is always tiled); drop one");
   }
   const Bound& tp = c.degree(Axis::tp);
-  if (c.sequence_parallel && *c.sequence_parallel && tp.max == 1) {
+  if (sp && *sp && tp.max == 1) {
     fail("sp=on contradicts tp = 1: sequence parallelism splits activations across the tp "
          "ranks; drop one");
   }
@@ -107,17 +113,17 @@ void check_fix_contradictions(const Scenario& s, const std::string& framework) {
     fail(fmt::format("{} contradicts {}: {} (docs/constraints.md); drop one", item, framework,
                      why));
   };
-  const auto zero_at_least = [&](Plan& p) { p.zero = static_cast<int>(c.zero.min); };
+  const auto zero_at_least = [&](Plan& p) { p.zero = static_cast<int>(zero.min); };
   const auto op_recompute = [](Plan& p) { p.recompute = Recompute::op; };
   switch (c.framework) {
     case Framework::megatron:
-      if (c.zero.min > 1) against(bound_text("zero", c.zero), refused(zero_at_least));
-      if (c.recompute == Recompute::op) against("recompute=op", refused(op_recompute));
+      if (zero.min > 1) against(bound_text("zero", zero), refused(zero_at_least));
+      if (recompute == Recompute::op) against("recompute=op", refused(op_recompute));
       break;
     case Framework::deepspeed:
       if (cp.min > 1) against(bound_text("cp", cp), refused([&](Plan& p) { p.cp = cp.min; }));
-      if (c.recompute == Recompute::op) against("recompute=op", refused(op_recompute));
-      if (c.sequence_parallel && *c.sequence_parallel) {
+      if (recompute == Recompute::op) against("recompute=op", refused(op_recompute));
+      if (sp && *sp) {
         against("sp=on", refused([](Plan& p) {
                   p.tp = 2;
                   p.sequence_parallel = true;
@@ -125,9 +131,9 @@ void check_fix_contradictions(const Scenario& s, const std::string& framework) {
       }
       break;
     case Framework::torchtitan:
-      if (c.zero.min == 1 && c.zero.max == 1) against("zero = 1", refused(zero_at_least));
+      if (zero.min == 1 && zero.max == 1) against("zero = 1", refused(zero_at_least));
       if (no_flash) against("flash=off", refused([](Plan& p) { p.flash_attention = false; }));
-      if (c.sequence_parallel && !*c.sequence_parallel && tp.min > 1) {
+      if (sp && !*sp && tp.min > 1) {
         fail(fmt::format("sp=off with {} contradicts {}: {} (docs/constraints.md); drop one",
                          bound_text("tp", tp), framework,
                          refused([&](Plan& p) { p.tp = tp.min; })));
@@ -148,10 +154,11 @@ void check_framework_fix(const Scenario& s, std::string_view framework_source) {
 void apply_constraints(Scenario& s, const ConstraintArgs& c) {
   if (!c.fix.empty()) {
     s.constraints = parse_fix(c.fix, "--fix", "", s.constraints);
+    check_fix_for_workload(s.constraints, s.workload.kind, "--fix", "");
     check_pinned_degrees(s);
   }
   // Said at once rather than as "no configuration fits" (model/legality.hpp).
-  if (s.constraints.recompute == Recompute::op && is_moe(s.model)) {
+  if (s.constraints.pinned_recompute() == Recompute::op && is_moe(s.model)) {
     throw InputError("--fix", "", "recompute=op (torchtitan's op-level checkpointing) is "
                                   "modelled for dense layers only; choose none, selective or "
                                   "full for a mixture-of-experts model");

@@ -93,81 +93,87 @@ bool switch_of(const Item& it, std::string_view item, const std::string& origin,
                    fmt::format("item '{}': expected on or off, got '{}'", item, it.value));
 }
 
-/// Sets a switch, refusing a second, different value (`--fix sp=on,sp=off`).
-template <typename T>
-void set_once(std::optional<T>& slot, T value, std::string_view item, const std::string& origin,
-              const std::string& pointer) {
-  if (slot && *slot != value) {
+/// The --fix names, in the table's order: "tp, cp, ..., sp" (inputs/space.hpp).
+std::string fix_names() {
+  std::string out;
+  for (const SpaceDim& row : dimensions) {
+    out += (out.empty() ? "" : ", ") + std::string(row.name);
+  }
+  return out;
+}
+
+/// Pins a switch or a choice, refusing a second, different value (`--fix sp=on,sp=off`).
+void pin_once(Constraints& c, const SpaceDim& row, std::int64_t v, std::string_view item,
+              const std::string& origin, const std::string& pointer) {
+  Bound& b = c.bound(row.dim);
+  if (b.min == b.max && b.min != v) {
     throw InputError(origin, pointer,
                      fmt::format("item '{}' contradicts an earlier value (here or in the "
                                  "scenario's constraints.fix); give it once",
                                  item));
   }
-  slot = value;
+  b = {v, v};
+}
+
+/// A choice item: `recompute=full` pins the mode, `recompute!=selective` rules one out.
+void apply_choice(Constraints& c, const SpaceDim& row, const Item& it, std::string_view item,
+                  const std::string& origin, const std::string& pointer) {
+  if (it.op != Op::eq && it.op != Op::ne) {
+    throw InputError(origin, pointer,
+                     fmt::format("item '{}': {} takes '=' or '!=' only", item, row.name));
+  }
+  const std::optional<Recompute> named = recompute_named(it.value);
+  if (!named) throw InputError(origin, pointer, fmt::format("item '{}': {}", item, row.range));
+  const auto v = static_cast<std::int64_t>(*named);
+  std::uint64_t& out = c.excluded[static_cast<std::size_t>(row.dim)];
+  if (it.op == Op::eq) {
+    pin_once(c, row, v, item, origin, pointer);
+  } else {
+    out |= std::uint64_t{1} << v;
+  }
+  if (out == (std::uint64_t{1} << recompute_names.size()) - 1) {  // every mode ruled out
+    throw InputError(origin, pointer,
+                     fmt::format("item '{}' leaves no recompute mode (none, selective, op and "
+                                 "full are all ruled out); drop one of the recompute!= items",
+                                 item));
+  }
+  if (const auto pinned = c.pinned(row.dim); pinned && !c.holds(row.dim, *pinned)) {
+    throw InputError(origin, pointer,
+                     fmt::format("item '{}' contradicts an earlier recompute item (here or in "
+                                 "the scenario's constraints.fix)",
+                                 item));
+  }
 }
 
 void apply_item(Constraints& c, std::string_view item, const std::string& origin,
                 const std::string& pointer) {
   const Item it = split_item(item, origin, pointer);
-  if (const std::optional<Axis> axis = axis_named(it.name)) {
-    const std::int64_t v = integer_of(it, item, origin, pointer);
-    if (v < 1) throw InputError(origin, pointer, fmt::format("item '{}': a degree is at least 1", item));
-    apply_bound(c.degrees[static_cast<std::size_t>(*axis)], it.op, v, item, it.name, origin,
-                pointer);
-  } else if (it.name == "zero") {
-    const std::int64_t v = integer_of(it, item, origin, pointer);
-    if (v > 3) throw InputError(origin, pointer, fmt::format("item '{}': ZeRO stages are 0 to 3", item));
-    apply_bound(c.zero, it.op, v, item, it.name, origin, pointer);
-  } else if (it.name == "replicas") {
-    const std::int64_t v = integer_of(it, item, origin, pointer);
-    if (v < 1) {
-      throw InputError(origin, pointer,
-                       fmt::format("item '{}': the state has at least 1 copy (1: no hybrid "
-                                   "sharding)",
-                                   item));
-    }
-    apply_bound(c.replicas, it.op, v, item, it.name, origin, pointer);
-  } else if (it.name == "flash") {
-    set_once(c.flash_attention, switch_of(it, item, origin, pointer), item, origin, pointer);
-  } else if (it.name == "sp") {
-    set_once(c.sequence_parallel, switch_of(it, item, origin, pointer), item, origin, pointer);
-  } else if (it.name == "recompute") {
-    if (it.op != Op::eq && it.op != Op::ne) {
-      throw InputError(origin, pointer,
-                       fmt::format("item '{}': recompute takes '=' or '!=' only", item));
-    }
-    const std::optional<Recompute> named = recompute_named(it.value);
-    if (!named) {
-      throw InputError(origin, pointer,
-                       fmt::format("item '{}': expected none, selective, op or full", item));
-    }
-    const Recompute r = *named;
-    if (it.op == Op::eq) {
-      set_once(c.recompute, r, item, origin, pointer);
-    } else {
-      c.recompute_excluded |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(r));
-    }
-    if (c.recompute_excluded == (1u << recompute_names.size()) - 1) {  // every mode ruled out
-      throw InputError(origin, pointer,
-                       fmt::format("item '{}' leaves no recompute mode (none, selective, op and "
-                                   "full are all ruled out); drop one of the recompute!= items",
-                                   item));
-    }
-    if (c.recompute && !c.allows(*c.recompute)) {
-      throw InputError(origin, pointer,
-                       fmt::format("item '{}' contradicts an earlier recompute item (here or in "
-                                   "the scenario's constraints.fix)",
-                                   item));
-    }
-  } else {
-    static const std::vector<std::string> names{"tp",    "cp", "dp", "pp",       "zero",
-                                                "replicas", "flash", "sp", "recompute"};
+  const std::optional<Dim> dim = dim_named(it.name);
+  if (!dim) {
+    std::vector<std::string> names;
+    for (const SpaceDim& row : dimensions) names.emplace_back(row.name);
     const auto guess = closest(it.name, names);
     throw InputError(origin, pointer,
-                     fmt::format("item '{}': unknown name '{}'{}; names: tp, cp, dp, pp, zero, "
-                                 "replicas, flash, sp, recompute",
-                                 item, it.name,
-                                 guess ? fmt::format(" (did you mean '{}'?)", *guess) : ""));
+                     fmt::format("item '{}': unknown name '{}'{}; names: {}", item, it.name,
+                                 guess ? fmt::format(" (did you mean '{}'?)", *guess) : "",
+                                 fix_names()));
+  }
+  const SpaceDim& row = info(*dim);
+  switch (row.kind) {
+    case SpaceKind::integer: {
+      const std::int64_t v = integer_of(it, item, origin, pointer);
+      if (v < row.min || v > row.max) {
+        throw InputError(origin, pointer, fmt::format("item '{}': {}", item, row.range));
+      }
+      apply_bound(c.bound(row.dim), it.op, v, item, it.name, origin, pointer);
+      break;
+    }
+    case SpaceKind::on_off:
+      pin_once(c, row, switch_of(it, item, origin, pointer) ? 1 : 0, item, origin, pointer);
+      break;
+    case SpaceKind::choice:
+      apply_choice(c, row, it, item, origin, pointer);
+      break;
   }
 }
 
@@ -183,6 +189,25 @@ Constraints parse_fix(std::string_view text, const std::string& origin, const st
     text.remove_prefix(comma + 1);
   }
   return base;
+}
+
+void check_fix_for_workload(const Constraints& c, WorkloadKind kind, const std::string& origin,
+                            const std::string& pointer) {
+  if (kind != WorkloadKind::serving) return;
+  const std::array<Bound, dim_count> open = open_bounds();
+  for (const SpaceDim& row : dimensions) {
+    const auto i = static_cast<std::size_t>(row.dim);
+    if (row.serving || (c.bounds[i].min == open[i].min && c.bounds[i].max == open[i].max &&
+                        c.excluded[i] == 0)) {
+      continue;
+    }
+    throw InputError(origin, pointer,
+                     fmt::format("{} ({}) is a training setting: a serving search takes its "
+                                 "batch from the workload and has no interleaved pipeline, "
+                                 "sharded state or expert tensor split to choose; drop the {} "
+                                 "item",
+                                 row.name, row.meaning, row.name));
+  }
 }
 
 Framework parse_framework(std::string_view text, const std::string& origin,

@@ -8,7 +8,7 @@
 namespace planner {
 
 bool csv_dp_shard_column(WorkloadKind kind, bool moe, const Constraints& c) {
-  return kind == WorkloadKind::training && !moe && c.replicas.max > 1;
+  return kind == WorkloadKind::training && !moe && c.bound(Dim::replicas).max > 1;
 }
 
 std::string plan_csv_header(WorkloadKind kind, bool moe, bool dp_shard) {

@@ -148,6 +148,12 @@ inline void add_group(const Context& ctx, const Plan& base, Scratch& s, Visit&& 
   auto [known, added] = s.mb_by_dp.try_emplace(base.dp);
   if (added) {
     fill_divisors(g.per_replica, s.micro_batches);
+    // A micro-batch bound (`--fix micro_batch<=2`) narrows the list itself: the rows below
+    // read it in increasing order and stop at the first that does not fit, which holds for
+    // any subset of it.
+    std::erase_if(s.micro_batches, [&](std::int64_t mb) {
+      return !ctx.constraints.holds(Dim::micro_batch, mb);
+    });
     known->second = {s.mb_pool.size(), s.micro_batches.size()};
     s.mb_pool.insert(s.mb_pool.end(), s.micro_batches.begin(), s.micro_batches.end());
   }
@@ -266,11 +272,14 @@ inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scr
           for (std::int64_t v = 1; v <= layers_per_stage; ++v) {
             if (v > 1 && units % (folded.pp * v) != 0) continue;
             folded.virtual_stages = v;
+            if (filter.constraints && !within(*filter.constraints, folded, Decided::interleave)) {
+              continue;
+            }
             add_group(ctx, folded, s, visit);
             // Hybrid sharding (Plan::dp_shard), dense models: one shard group per domain
             // size (hybrid_shards), after the fully sharded group; none where the user's
             // constraints allow one copy of the state (`replicas=1`).
-            if (moe || (filter.constraints && filter.constraints->replicas.max <= 1) ||
+            if (moe || (filter.constraints && filter.constraints->bound(Dim::replicas).max <= 1) ||
                 (filter.hybrid && !*filter.hybrid)) {
               continue;
             }

@@ -110,7 +110,7 @@ TEST_CASE("The search chooses virtual stages: legal, and no other v of the winne
   // the divisors of 32/2 = 16 (pp·v | L), and only with grad_accum even (pp | m).
   std::ifstream in(std::string(PLANNER_SOURCE_DIR) + "/scenarios/a.json");
   planner::Scenario s = planner::load_scenario(nlohmann::json::parse(in), "scenarios/a.json");
-  s.constraints.degrees[static_cast<std::size_t>(planner::Axis::pp)] = planner::Bound{2, 2};
+  s.constraints.bound(planner::Dim::pp) = planner::Bound{2, 2};
   const planner::Context ctx = planner::make_context(s);
   const planner::SearchResult r = planner::search(ctx);
   REQUIRE(r.found());

@@ -205,8 +205,8 @@ TEST_CASE("Constraint errors name the item and the fix", "[constraints]") {
   const Constraints c = parse_fix("tp>=2, tp<=4 ,zero<=1,recompute=full", "--fix", "");
   CHECK(c.degree(Axis::tp).min == 2);
   CHECK(c.degree(Axis::tp).max == 4);
-  CHECK(c.zero.max == 1);
-  CHECK(c.recompute == Recompute::full);
+  CHECK(c.bound(Dim::zero).max == 1);
+  CHECK(c.pinned_recompute() == Recompute::full);
   const auto bad = cli_harness::run({"plan", "scenarios/a.json", "--framework", "megatrn"});
   CHECK(bad.code == 2);
   CHECK_THAT(bad.err, Catch::Contains("unknown framework"));
@@ -223,7 +223,7 @@ TEST_CASE("Constraint errors name the item and the fix", "[constraints]") {
   const auto rank = cli_harness::run({"plan", "scenarios/a.json", "--rank", "fastest"});
   CHECK(rank.code == 2);
   CHECK_THAT(rank.err, Catch::Contains("unknown ranking 'fastest'"));
-  CHECK(parse_fix("recompute=op", "--fix", "").recompute == Recompute::op);
+  CHECK(parse_fix("recompute=op", "--fix", "").pinned_recompute() == Recompute::op);
   // `!=` rules one mode out (a stack without it): the others stay allowed, the plan's filter
   // reads it, and it contradicts an `=` of the same mode.
   const Constraints era = parse_fix("recompute!=selective,recompute!=op", "--fix", "");

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "planner/inputs/plan.hpp"
+#include "planner/inputs/space.hpp"
 
 /// What the user's stack can run: bounds on the axes and switches (`--fix tp=8,zero<=1`,
 /// the scenario's "constraints") and the framework whose launch rules apply (`--framework`).
@@ -36,43 +37,66 @@ struct Bound {
   [[nodiscard]] constexpr bool holds(std::int64_t v) const noexcept { return v >= min && v <= max; }
 };
 
+/// The bounds a dimension starts with: every value it can take (inputs/space.hpp).
+[[nodiscard]] constexpr std::array<Bound, dim_count> open_bounds() noexcept {
+  std::array<Bound, dim_count> out{};
+  for (const SpaceDim& row : dimensions) out[static_cast<std::size_t>(row.dim)] = {row.min, row.max};
+  return out;
+}
+
 struct Constraints {
-  std::array<Bound, axis_count> degrees{};  ///< by Axis
-  Bound zero{0, 3};
-  /// Copies of the sharded state (Plan::dp_shard's replicas): `replicas=1` rules hybrid
-  /// sharding out, `replicas>=2` asks for it.
-  Bound replicas{};
-  std::optional<Recompute> recompute;
-  /// Recompute modes ruled out (`recompute!=selective`), one bit per Recompute: a stack that
-  /// lacks one (Megatron-LM before Korthikanti et al. 2022 had full checkpointing only).
-  std::uint8_t recompute_excluded = 0;
-  std::optional<bool> flash_attention;
-  std::optional<bool> sequence_parallel;
+  /// One bound per dimension of the search space (inputs/space.hpp), by Dim: `tp=8` pins tp,
+  /// `zero<=1` bounds the ZeRO stage, `replicas=1` rules hybrid sharding out, `sp=on` pins a
+  /// switch (0 off, 1 on), `recompute=full` a choice (its index in recompute_names).
+  std::array<Bound, dim_count> bounds = open_bounds();
+  /// Values ruled out one by one (`recompute!=selective`), bit v for value v, by Dim: a stack
+  /// that lacks one mode (Megatron-LM before Korthikanti et al. 2022 had full checkpointing
+  /// only).
+  std::array<std::uint64_t, dim_count> excluded{};
   Framework framework = Framework::any;
   /// Recommend only plans inside the validated envelope (model/regime.hpp; docs/ranking.md
   /// §4): `--rank trusted`, the default. `--rank raw` ranks every plan by the time model alone.
   bool trusted = true;
 
-  [[nodiscard]] bool allows(Recompute r) const noexcept {
-    return (!recompute || *recompute == r) &&
-           (recompute_excluded & (1u << static_cast<unsigned>(r))) == 0;
+  [[nodiscard]] const Bound& bound(Dim d) const noexcept {
+    return bounds[static_cast<std::size_t>(d)];
   }
-  [[nodiscard]] const Bound& degree(Axis a) const noexcept {
-    return degrees[static_cast<std::size_t>(a)];
+  [[nodiscard]] Bound& bound(Dim d) noexcept { return bounds[static_cast<std::size_t>(d)]; }
+  [[nodiscard]] const Bound& degree(Axis a) const noexcept { return bound(dim_of(a)); }
+  /// Whether value `v` of dimension `d` is inside its bound and not ruled out.
+  [[nodiscard]] bool holds(Dim d, std::int64_t v) const noexcept {
+    const std::uint64_t out = excluded[static_cast<std::size_t>(d)];
+    return bound(d).holds(v) && !(v >= 0 && v < 64 && ((out >> v) & 1u) != 0);
+  }
+  /// The one value a dimension is pinned to, if any.
+  [[nodiscard]] std::optional<std::int64_t> pinned(Dim d) const noexcept {
+    const Bound& b = bound(d);
+    if (b.min != b.max) return std::nullopt;
+    return b.min;
+  }
+  /// A pinned switch (flash, sp): true for on.
+  [[nodiscard]] std::optional<bool> pinned_switch(Dim d) const noexcept {
+    if (const auto v = pinned(d)) return *v == 1;
+    return std::nullopt;
+  }
+  [[nodiscard]] std::optional<Recompute> pinned_recompute() const noexcept {
+    if (const auto v = pinned(Dim::recompute)) return static_cast<Recompute>(*v);
+    return std::nullopt;
+  }
+  [[nodiscard]] bool allows(Recompute r) const noexcept {
+    return holds(Dim::recompute, static_cast<std::int64_t>(r));
   }
 };
 
-/// True when `c` admits every plan (no bound narrowed, no setting fixed, no framework rule), so
-/// the search can skip its checks.
+/// True when `c` admits every plan (no bound narrowed, no value ruled out, no framework rule),
+/// so the search can skip its checks.
 [[nodiscard]] inline bool unconstrained(const Constraints& c) noexcept {
-  const Bound any;
-  for (const Bound& b : c.degrees) {
-    if (b.min > any.min || b.max < any.max) return false;
+  const std::array<Bound, dim_count> open = open_bounds();
+  for (std::size_t i = 0; i < dim_count; ++i) {
+    if (c.bounds[i].min > open[i].min || c.bounds[i].max < open[i].max) return false;
+    if (c.excluded[i] != 0) return false;
   }
-  return c.zero.min <= 0 && c.zero.max >= 3 && c.replicas.min <= any.min &&
-         c.replicas.max >= any.max && !c.recompute && c.recompute_excluded == 0 &&
-         !c.flash_attention &&
-         !c.sequence_parallel && c.framework == Framework::unrestricted && !c.trusted;
+  return c.framework == Framework::unrestricted && !c.trusted;
 }
 
 }  // namespace planner

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "planner/inputs/constraints.hpp"
+#include "planner/inputs/workload.hpp"
 
 /// Text forms of the constraints: `--fix tp=8,zero<=1,flash=off` and `--framework megatron`,
 /// also the scenario's "constraints": {"fix": "...", "framework": "..."}
@@ -11,11 +12,16 @@
 namespace planner {
 
 /// `base` with each comma-separated item of `text` applied: NAME=VALUE, NAME<=VALUE or
-/// NAME>=VALUE, NAME one of tp, cp, dp, pp, zero (integers), flash, sp (on/off/true/false,
-/// "=" only), recompute (none/selective/full, "=" only). Errors:
-/// InputError(origin, pointer, "item 'x': ...").
+/// NAME>=VALUE for the integer dimensions of inputs/space.hpp, NAME=on/off/true/false for the
+/// switches, recompute=MODE and recompute!=MODE. NAME is a dimension's --fix name or its plan
+/// key. Errors: InputError(origin, pointer, "item 'x': ...").
 [[nodiscard]] Constraints parse_fix(std::string_view text, const std::string& origin,
                                     const std::string& pointer, Constraints base = {});
+
+/// Refuses, on a serving scenario, a bound on a dimension only training plans have
+/// (inputs/space.hpp Dimension::serving): micro_batch, vp, dp_shard, etp.
+void check_fix_for_workload(const Constraints& c, WorkloadKind kind, const std::string& origin,
+                            const std::string& pointer);
 
 /// "any", "megatron", "torchtitan" or "deepspeed".
 /// `--rank` / `constraints.rank`: "trusted" (the default: inside the validated envelope) or

@@ -139,25 +139,32 @@ inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis:
   return {};
 }
 
-/// The user's bounds on the degrees alone (`placed_only`: the placed axes' alone, before the
-/// search chooses the folded ones).
-[[nodiscard]] inline bool within_degrees(const Constraints& c, const Plan& p,
-                                         bool placed_only = false) noexcept {
-  for (const AxisInfo& row : axes) {
-    if (placed_only && row.folded) continue;
-    if (!c.degree(row.axis).holds(p.*row.degree)) return false;
+/// The user's bounds on the dimensions the enumeration decides at `step` (inputs/space.hpp):
+/// each bound is checked as soon as its value is known, so a pinned degree prunes whole
+/// factorisations and a micro-batch bound the micro-batch list.
+[[nodiscard]] inline bool within(const Constraints& c, const Plan& p, Decided step) noexcept {
+  for (const SpaceDim& row : dimensions) {
+    if (row.decided != step || (row.applies != nullptr && !row.applies(p))) continue;
+    if (!c.holds(row.dim, row.value(p))) return false;
   }
   return true;
 }
 
-/// The user's bounds and the framework's rules on everything but the degrees and the rank
-/// order.
+/// The user's bounds on the degrees alone (`placed_only`: the placed axes' alone, before the
+/// search chooses the folded ones).
+[[nodiscard]] inline bool within_degrees(const Constraints& c, const Plan& p,
+                                         bool placed_only = false) noexcept {
+  return within(c, p, Decided::placed) && (placed_only || within(c, p, Decided::folded));
+}
+
+/// The user's bounds and the framework's rules on everything but the degrees, the
+/// micro-batch and the rank order: the row settings, the hybrid shard group and the
+/// interleaving depth (fixed per group; the enumeration also prunes on it as it lists them).
 [[nodiscard]] inline bool within_settings(const Constraints& c, const Plan& p) noexcept {
-  if (!c.zero.holds(p.zero)) return false;
-  if (!c.replicas.holds(state_replicas(p))) return false;
-  if (!c.allows(p.recompute)) return false;
-  if (c.flash_attention && *c.flash_attention != p.flash_attention) return false;
-  if (c.sequence_parallel && p.tp > 1 && *c.sequence_parallel != p.sequence_parallel) return false;
+  if (!within(c, p, Decided::row) || !within(c, p, Decided::hybrid) ||
+      !within(c, p, Decided::interleave)) {
+    return false;
+  }
   return framework_config_violation(c.framework, p).empty();
 }
 

@@ -1,0 +1,124 @@
+// The search space as data (inputs/space.hpp): every searched setting is a named dimension that
+// --fix bounds, the search honours at the step of its enumeration where the value is decided,
+// and the help and errors list. Issue 33: "the --fix names read it".
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <string>
+
+#include "cli_harness.hpp"
+#include "planner/io/constraints.hpp"
+#include "planner/io/context.hpp"
+#include "planner/io/scenario_json.hpp"
+#include "planner/search/constraints.hpp"
+#include "planner/search/rank.hpp"
+#include "planner/search/search.hpp"
+
+using namespace planner;
+
+namespace {
+
+Scenario load_with_nodes(const std::string& file, std::int64_t nodes = 0) {
+  std::ifstream in(std::string(PLANNER_SOURCE_DIR) + "/" + file);
+  nlohmann::json j = nlohmann::json::parse(in);
+  if (nodes > 0) j["cluster"]["nodes"] = nodes;
+  return load_scenario(j, file);
+}
+
+/// Under the bound `fix`: every ranked plan satisfies it; the pruned search and the winner
+/// search agree with the exhaustive one; and no plan of the unbounded exhaustive space that
+/// satisfies the bound is faster than the bounded winner beyond the ranking's tolerance band
+/// (docs/ranking.md §2): the bounded optimum is the optimum of the bounded subset.
+void check_bound(Scenario s, const std::string& fix, bool (*satisfies)(const Plan&)) {
+  INFO(fix);
+  const Context open_ctx = make_context(s);
+  s.constraints = parse_fix(fix, "--fix", "", s.constraints);
+  const Context ctx = make_context(s);
+  SearchOptions exhaustive;
+  exhaustive.prune = false;
+  exhaustive.keep = 1000;
+  const SearchResult bounded = search(ctx, exhaustive);
+  REQUIRE(bounded.found());
+  for (const Evaluation& e : bounded.ranked) CHECK(satisfies(e.plan));
+  SearchOptions pruned;
+  pruned.keep = 1000;
+  const SearchResult fast = search(ctx, pruned);
+  REQUIRE(fast.ranked.size() == bounded.ranked.size());
+  for (std::size_t i = 0; i < fast.ranked.size(); ++i) {
+    CHECK(rank_key(ctx, fast.ranked[i]).tie() == rank_key(ctx, bounded.ranked[i]).tie());
+  }
+  SearchOptions winner;
+  winner.keep = 1;
+  winner.accounting = false;
+  const SearchResult won = search(ctx, winner);
+  REQUIRE(won.found());
+  CHECK(rank_key(ctx, won.ranked.front()).tie() == rank_key(ctx, bounded.ranked.front()).tie());
+
+  SearchOptions all;
+  all.prune = false;
+  all.keep = 1000000;
+  const SearchResult open = search(open_ctx, all);
+  const double best = seconds_per_unit(ctx, bounded.ranked.front());
+  std::size_t matching = 0;
+  for (const Evaluation& e : open.ranked) {
+    if (!satisfies(e.plan)) continue;
+    ++matching;
+    CHECK(seconds_per_unit(open_ctx, e) >= best / (1.0 + time_resolution));
+  }
+  CHECK(matching >= bounded.ranked.size());
+}
+
+}  // namespace
+
+TEST_CASE("--fix bounds every searched setting, and the search honours each bound exactly",
+          "[constraints][space]") {
+  // Scenario A: 64 GPUs, 32 layers, dense. Its unbounded answer uses micro-batch 1 and no
+  // interleaving, so these bounds each move the answer.
+  const Scenario a = load_with_nodes("scenarios/a.json");
+  check_bound(a, "micro_batch=2", [](const Plan& p) { return p.micro_batch == 2; });
+  check_bound(a, "micro_batch>=4", [](const Plan& p) { return p.micro_batch >= 4; });
+  check_bound(a, "pp=2,vp=4", [](const Plan& p) { return p.pp == 2 && p.virtual_stages == 4; });
+  check_bound(a, "pp>=2,virtual_stages<=1",
+              [](const Plan& p) { return p.pp >= 2 && p.virtual_stages == 1; });
+  check_bound(a, "dp_shard=8", [](const Plan& p) { return shard_dp(p) == 8; });
+  // Mixtral 8x7B on 16 GPUs: the expert degrees.
+  const Scenario moe = load_with_nodes("scenarios/q4-mixtral-8x7b-training.json", 2);
+  check_bound(moe, "ep=2", [](const Plan& p) { return p.ep == 2; });
+  check_bound(moe, "tp=2,etp=1", [](const Plan& p) { return p.tp == 2 && expert_tp(p) == 1; });
+}
+
+TEST_CASE("--fix names come from the space's table; plan keys are accepted too",
+          "[constraints][space]") {
+  for (const SpaceDim& row : dimensions) {
+    CHECK(dim_named(row.name) == row.dim);
+    if (!row.plan_key.empty()) CHECK(dim_named(row.plan_key) == row.dim);
+  }
+  // The plan's key spelling of a switch and of the interleaving depth.
+  const Constraints c = parse_fix("flash_attention=on,virtual_stages<=2", "--fix", "");
+  CHECK(c.pinned_switch(Dim::flash) == true);
+  CHECK(c.bound(Dim::vp).max == 2);
+  // Out of range, per the row's words.
+  const auto message = [](const std::string& fix) {
+    try {
+      (void)parse_fix(fix, "--fix", "");
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK_THAT(message("micro_batch=0"), Catch::Contains("at least 1 sequence"));
+  CHECK_THAT(message("vp=0"), Catch::Contains("at least 1 model chunk"));
+  CHECK_THAT(message("mb=2"), Catch::Contains("names: tp, cp, dp, pp, ep, etp, vp, dp_shard, "
+                                              "replicas, micro_batch, zero, recompute, flash, sp"));
+  // A training-only setting on a serving scenario is the user's mistake, said as one (exit 2).
+  const auto serving = cli_harness::run(
+      {"plan", "scenarios/q5-llama-3.1-70b-serving-one-node.json", "--fix", "micro_batch=2"});
+  CHECK(serving.code == 2);
+  CHECK_THAT(serving.err, Catch::Contains("micro_batch (sequences per micro-batch) is a training "
+                                          "setting"));
+  // The ones serving has stay accepted there.
+  const auto tp = cli_harness::run({"plan", "scenarios/q5-llama-3.1-70b-serving-one-node.json",
+                                    "--fix", "tp=8", "--no-thresholds"});
+  CHECK(tp.code == 0);
+}
