@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Writes validation/ records for MLPerf Training closed-division LLM pre-training submissions on
-H100 / H200 (github mlcommons/training_results_v3.1 and v5.0), from the rows typed below.
+H100 / H200 (github mlcommons/training_results_v3.0, v3.1 and v5.0), from the rows typed below.
 
     python3 tools/mlperf_training_records.py            # writes validation/mlperf*.json
     python3 tools/mlperf_training_records.py --check    # exits 1 if a written record differs
 
+- v3.0 (June 2023), benchmark gpt3: NVIDIA's 64 and 96 DGX H100 nodes and NVIDIA+CoreWeave's
+  96, 192 and 448 HGX H100 nodes (512 to 3,584 GPUs; NeMo 1.17 on NGC 23.04, TP 4 PP 8 VP 12,
+  FP8; the same layout as v3.1 on older software).
 - v3.1 (November 2023), benchmark gpt3 (GPT-3 175B, continued pre-training from the reference
   checkpoint): NVIDIA's Eos submissions on 64, 96, 512, 768, 1024, 1280 and 1344 DGX H100 nodes
   (512 to 10,752 GPUs; the same NeMo 23.09 recipe, TP 4 PP 8 VP 12, FP8, one weak-scaling
@@ -15,7 +18,7 @@ H100 / H200 (github mlcommons/training_results_v3.1 and v5.0), from the rows typ
 
 The results publish no throughput table: each result_*.txt is the run's MLLOG, which prints the
 global batch, the gradient accumulation and the sequence length once, and the time of every
-training step (gpt3 v3.1: tracked_stats 'train_step_timing'; llama31_405b v5.0: tracked_stats
+training step (gpt3 v3.0 and v3.1: tracked_stats 'train_step_timing'; llama31_405b v5.0: tracked_stats
 'train_step_time', seconds, rank 0). The step time below is the median over every logged step of
 the submission's result files (each file's first three steps left out: warm-up), computed once
 from the logs at the commits named below and typed here with the number of steps it pools;
@@ -24,8 +27,8 @@ tokens/s per GPU = global batch x sequence / (step time x GPUs). Evaluation time
 script of the same submission; the logged accumulation (= GBS / (dp x micro-batch)) is checked
 against it before anything is written.
 
-Left out: v3.0 (NeMo 23.04, other configs) and v4.0/v4.1 gpt3 (the NVIDIA logs of v4.0 print no
-per-step time), the GB200 and B200 submissions (NVL72 placement not stated; B200 single node),
+Left out: v4.0/v4.1 gpt3 (the NVIDIA logs of v4.0 print no per-step time; v4.1 not reached in
+the time this session had), the GB200 and B200 submissions (NVL72 placement not stated; B200 single node),
 and every single-node run (none exists for these benchmarks).
 """
 import argparse
@@ -34,8 +37,8 @@ import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-COMMIT = {"3.1": "d06288b2bd67", "5.0": "0fdc28f01325"}
-REPO = {"3.1": "mlcommons/training_results_v3.1", "5.0": "mlcommons/training_results_v5.0"}
+COMMIT = {"3.0": "63e326c400f5", "3.1": "d06288b2bd67", "5.0": "0fdc28f01325"}
+REPO = {r: f"mlcommons/training_results_v{r}" for r in COMMIT}
 
 
 def blob(rnd, path):
@@ -46,6 +49,19 @@ def blob(rnd, path):
 #  (sequences, logged), accumulation (logged), tp, pp, cp, vp, micro-batch, median step s,
 #  steps pooled, result files)
 ROWS = [
+    ("3.0", "NVIDIA", "dgxh100_n64_nemo", "config_DGXH100_64x8x128x4x8_mbs1.sh", 64,
+     "H100-SXM", 2048, 128, 4, 8, 1, 12, 1, 12.0771, 855, 3),
+    ("3.0", "NVIDIA", "dgxh100_n96_nemo", "config_DGXH100_96x8x128x4x8_mbs1.sh", 96,
+     "H100-SXM", 3072, 128, 4, 8, 1, 12, 1, 12.1263, 583, 3),
+    ("3.0", "NVIDIA_CoreWeave", "coreweave_hgxh100_n96_ngc23.04_pytorch",
+     "config_DGXH100_96x8x128x4x8_mbs1.sh", 96, "H100-SXM", 3072, 128, 4, 8, 1, 12, 1, 12.2993,
+     591, 3),
+    ("3.0", "NVIDIA_CoreWeave", "coreweave_hgxh100_n192_ngc23.04_pytorch",
+     "config_DGXH100_192x8x64x4x8_mbs1.sh", 192, "H100-SXM", 3072, 64, 4, 8, 1, 12, 1, 6.3378,
+     607, 3),
+    ("3.0", "NVIDIA_CoreWeave", "coreweave_hgxh100_n448_ngc23.04_pytorch",
+     "config_DGXH100_448x8x24x4x8_mbs1.sh", 448, "H100-SXM", 2688, 24, 4, 8, 1, 12, 1, 2.5976,
+     651, 3),
     ("3.1", "NVIDIA", "eos_n64_ngc23.09_nemo", "config_DGXH100_64x8x192x4x8_mbs1.sh", 64,
      "H100-SXM", 2048, 128, 4, 8, 1, 12, 1, 11.052, 855, 3),
     ("3.1", "NVIDIA", "eos_n96_ngc23.09_nemo", "config_DGXH100_96x8x128x4x8_mbs1.sh", 96,
@@ -95,84 +111,123 @@ LAT_NOTE = ("tier latencies 5 us (scale-up) and 10 us (scale-out) are not publis
 
 
 def impl_dir(rnd, submitter, system):
-    if rnd == "3.1":
+    if rnd in ("3.0", "3.1"):
         return f"{submitter}/benchmarks/gpt3/implementations/pytorch"
     return f"{submitter}/benchmarks/llama31_405b/implementations/{system}"
+
+
+# What differs between the two gpt3 rounds' implementations (same layout and FP8 recipe).
+GPT3_ROUND = {
+    "3.0": dict(
+        month="June 2023", software="NeMo v1.17.0_pt_23.04, Transformer Engine release_v0.8, "
+        "NGC PyTorch 23.04 (the implementation's Dockerfile)", nemo="NeMo 1.17",
+        recipe="config_common.sh (NUM_LAYERS 96, HIDDEN_SIZE 12288, FFN_HIDDEN_SIZE 49152, "
+        "NUM_ATTENTION_HEADS 96, INTERLEAVED_PIPELINE 12, USE_DIST_OPTIMIZER True, "
+        "ACT_CKPT_GRANULARITY null) with config_tp_h100.sh (TP_COMM_OVERLAP True, "
+        "h100tp4pp8mbs1_tp_comm_overlap_cfg.yaml) and config_fp8.sh; run_and_time.sh passes "
+        "them to conf/megatron_gpt_config.yaml (sequence_parallel True, overlap_p2p_comm True, "
+        "hidden/attention/ffn dropout 0.0, normalization 'layernorm1p', "
+        "make_vocab_size_divisible_by 128, distributed_fused_adam with grad_sync_dtype bf16 and "
+        "overlapped gradient and parameter syncs)",
+        files="config_common.sh, config_tp_h100.sh, config_fp8.sh, run_and_time.sh, "
+        "conf/megatron_gpt_config.yaml, Dockerfile",
+        tp_kernels=None),
+    "3.1": dict(
+        month="November 2023", software="NeMo at bd0b818a, Transformer Engine at 09ba8427, NGC "
+        "PyTorch 23.09 (the implementation's Dockerfile)", nemo="NeMo 23.09",
+        recipe="conf/custom.yaml (num_layers 96, hidden_size 12288, ffn_hidden_size 4 x hidden, "
+        "num_attention_heads 96, virtual pipeline 12 as the default of INTERLEAVED_PIPELINE, "
+        "which no config sets, sequence_parallel True, overlap_p2p_comm True, no activation "
+        "checkpointing, hidden and attention dropout 0.0, normalization 'layernorm1p') with "
+        "config_common.sh (USE_DIST_OPTIMIZER True) and config_fp8.sh; "
+        "conf/optim/distributed_fused_adam.yaml: grad_sync_dtype bf16, overlapped gradient and "
+        "parameter syncs",
+        files="config_common.sh, config_fp8.sh, conf/custom.yaml, "
+        "conf/optim/distributed_fused_adam.yaml, Dockerfile",
+        tp_kernels="the tensor-parallel reduce-scatter runs as FP8 atomic GEMMs "
+        "(NVTE_UB_ATOMIC_GEMM_RS=1, NVTE_RS_STRIDED_ATOMIC=1); the planner's tp overlap does not "
+        "distinguish the kernel"),
+}
+SYSTEM_NAME = {"NVIDIA": "NVIDIA Eos", "Azure+NVIDIA": "Azure ND H100 v5",
+               "NVIDIA_CoreWeave": "CoreWeave HGX H100"}
 
 
 def gpt3_record(row):
     (rnd, sub, system, cfg, nodes, gpu, gbs, accum, tp, pp, cp, vp, mbs, step, nsteps,
      nfiles) = row
+    R = GPT3_ROUND[rnd]
     gpus = nodes * 8
     seq = GPT3["seq_len"]
-    azure = sub != "NVIDIA"
     impl = impl_dir(rnd, sub, system)
     results = f"{sub}/results/{system}/gpt3"
+    sysname = SYSTEM_NAME[sub] if rnd == "3.1" or sub != "NVIDIA" else "NVIDIA DGX H100"
     notes = [
         LAT_NOTE,
-        "model: conf/custom.yaml of the implementation (num_layers 96, hidden_size 12288, "
-        "ffn_hidden_size 4 x hidden, num_attention_heads 96, encoder_seq_length 2048, "
-        "hidden_dropout and attention_dropout 0.0, normalization 'layernorm1p' (a LayerNorm), "
-        "megatron_amp_O2, transformer_engine); NeMo's GPT defaults underneath (learned absolute "
-        "positions, biases on every linear layer, shared input and output embeddings). "
-        "Vocabulary: the benchmark's SentencePiece model c4_en_301_5Mexp2_spm (50,257 "
-        "tokens, the reference's PassThroughVocabulary(size=50257)) padded by NeMo to a "
-        "multiple of 128 x tp = 512: 50,688 (assumed from NeMo's make_vocab_size_divisible_by "
-        "default 128)",
+        "model: GPT-3 175B as the implementation configures it (96 layers, hidden 12288, FFN 4 x "
+        "hidden, 96 heads, sequence 2048, no dropout, 'layernorm1p', a LayerNorm); NeMo's GPT "
+        "defaults underneath (learned absolute positions, biases on every linear layer, shared "
+        "input and output embeddings). Vocabulary: the benchmark's SentencePiece model "
+        "c4_en_301_5Mexp2_spm (50,257 tokens, the reference's PassThroughVocabulary(size=50257)) "
+        "padded by NeMo to a multiple of make_vocab_size_divisible_by 128 x tp = 512: 50,688",
         f"parallel layout: the config script {cfg} (TENSOR_MODEL_PARALLEL {tp}, "
-        f"PIPELINE_MODEL_PARALLEL {pp}, MICRO_BATCH_SIZE {mbs}, TP_COMM_OVERLAP True, "
-        "config_fp8.sh); virtual pipeline 12 (custom.yaml's default of INTERLEAVED_PIPELINE, "
-        "which no config sets: one layer per virtual stage), sequence_parallel True, "
-        "overlap_p2p_comm True, no activation checkpointing (activations_checkpoint_granularity "
-        "null); distributed optimizer (USE_DIST_OPTIMIZER True, distributed_fused_adam with "
-        "grad_sync_dtype bf16 and overlapped gradient and parameter syncs): plan.zero 1, "
-        "bytes_per_param 16",
+        f"PIPELINE_MODEL_PARALLEL {pp}, MICRO_BATCH_SIZE {mbs}, TP_COMM_OVERLAP True) and "
+        + R["recipe"] + ": virtual pipeline 12 (one layer per virtual stage), plan.zero 1, "
+        "bytes_per_param 16, plan.recompute none",
         f"batch: the log's global_batch_size {gbs} and gradient_accumulation_steps {accum} "
         f"(= {gbs} / (dp {gpus // (tp * pp)} x micro-batch {mbs}), checked)",
-        "tensor-parallel communication overlap (ub_tp_comm_overlap with the userbuffers "
-        "configuration conf/tp_overlap/h100tp4pp8mbs1.yaml): plan.tp_comm_overlap; stage "
-        "sends overlapped with compute (overlap_p2p_comm): plan.pp_comm_overlap",
-        "software: NeMo at bd0b818a, Transformer Engine at 09ba8427, NGC PyTorch 23.09 "
-        "(the implementation's Dockerfile)",
-        ("network: the system description (Azure+NVIDIA/systems/ND_H100_v5_n1344_pytorch.json): "
-         "8 x NVIDIA Quantum-2 CX7 InfiniBand 400 Gb/s per node and NVLink 4.0, the catalog's "
-         "DGX H100 reference network (8 x 400 Gb/s per node, 50 GB/s per GPU)" if azure else
-         f"network: the system description (NVIDIA/systems/{system}.json): 8 x ConnectX-7 IB "
-         "NDR 400 Gb/s per node, NVLink Gen4 900 GB/s + NVSwitch Gen3: the catalog's DGX H100 "
-         "reference network (8 x 400 Gb/s per node, 50 GB/s per GPU)"),
+        "tensor-parallel communication overlap with userbuffers (ub_tp_comm_overlap, the "
+        "h100tp4pp8mbs1 configuration): plan.tp_comm_overlap; stage sends overlapped with compute "
+        "(overlap_p2p_comm): plan.pp_comm_overlap",
+        "software: " + R["software"],
+        f"network: the system description ({sub}/systems/{system}.json): 8 x 400 Gb/s "
+        "InfiniBand NDR (ConnectX-7) per node for compute, NVLink 4 with NVSwitch: the "
+        "catalog's DGX H100 reference network (8 x 400 Gb/s per node, 50 GB/s per GPU)",
         "the run continues from the benchmark's reference checkpoint (MLPerf's gpt3 starts at "
         "step 4000 of a 175B pre-training); per-step cost is that of pre-training",
     ]
-    if cfg in MINIBS:
+    if cfg in MINIBS and rnd == "3.1":
         notes.append(
             f"the submission's {cfg} sets MINIBS {MINIBS[cfg]} (global batch "
             f"{MINIBS[cfg] * gpus // (tp * pp)}), but every result log prints global_batch_size "
             f"{gbs} and gradient_accumulation_steps {accum}: the record follows the logs (the run "
             "that was timed)")
-    rid = (f"mlperf31-{'azure-' if azure else ''}gpt3-175b-fp8-{gpus}gpu")
+    tag = {"NVIDIA": "", "Azure+NVIDIA": "azure-", "NVIDIA_CoreWeave": "coreweave-"}[sub]
+    rid = f"mlperf{rnd.replace('.', '')}-{tag}gpt3-175b-fp8-{gpus}gpu"
+    family_tag = {"NVIDIA": "eos" if rnd == "3.1" else "dgxh100", "Azure+NVIDIA": "azure",
+                  "NVIDIA_CoreWeave": "coreweave"}[sub]
     tps = gbs * seq / (step * gpus)
+    not_modelled = {
+        "vpp": vp,
+        "precision": "fp8 (Transformer Engine delayed scaling: FP8 True, FP8_HYBRID True "
+                     "(E4M3 forward, E5M2 backward), amax history 1024, 'max'); modelled as "
+                     "model.precision.compute fp8 with the fitted tensor-wise ratio",
+    }
+    if R["tp_kernels"]:
+        not_modelled["tp_overlap_kernels"] = R["tp_kernels"]
+    not_modelled["attention_kernel"] = (
+        "Transformer Engine of the submission (" + R["software"].split(", NGC")[0] + ") picks "
+        "FlashAttention or cuDNN fused attention itself; timed with the planner's cudnn curve "
+        "(cuDNN 9.19 of 2026)")
     return {
         "id": rid,
         "set": "validation",
-        "family": "mlperf31-gpt3-175b-fp8-" + ("azure" if azure else "eos"),
+        "family": f"mlperf{rnd.replace('.', '')}-gpt3-175b-fp8-{family_tag}",
         "source": {
-            "citation": f"MLPerf Training v3.1 results (github {REPO[rnd]}, commit "
-                        f"{COMMIT[rnd]}), closed division, benchmark gpt3, submitter {sub}, "
-                        f"system {system} ({nodes} x 8 H100 SXM5 80GB)",
+            "citation": f"MLPerf Training v{rnd} results ({R['month']}; github {REPO[rnd]}, "
+                        f"commit {COMMIT[rnd]}), closed division, benchmark gpt3, submitter "
+                        f"{sub}, system {system} ({nodes} x 8 H100 SXM5 80GB)",
             "url": blob(rnd, f"{results}/result_0.txt"),
             "location": f"{results}/result_0.txt .. result_{nfiles - 1}.txt: MLLOG "
                         f"'global_batch_size' {gbs}, 'gradient_accumulation_steps' {accum}, "
                         f"'max_sequence_length' {seq}, and tracked_stats 'train_step_timing' "
                         f"of every step: median {step} s over {nsteps} steps",
             "secondary": [
-                f"same commit, {impl}/{cfg}, config_common.sh, config_fp8.sh, "
-                "conf/custom.yaml, conf/optim/distributed_fused_adam.yaml, Dockerfile: the "
-                "recipe",
+                f"same commit, {impl}/{cfg}, {R['files']}: the recipe",
                 f"same commit, {sub}/systems/{system}.json: the machine",
             ],
         },
-        "name": (f"GPT-3 175B (MLPerf Training v3.1 gpt3) on {gpus} H100 "
-                 f"({'Azure ND H100 v5' if azure else 'NVIDIA Eos'}, NeMo 23.09, FP8)"),
+        "name": (f"GPT-3 175B (MLPerf Training v{rnd} gpt3) on {gpus} H100 ({sysname}, "
+                 f"{R['nemo']}, FP8)"),
         "model": dict(GPT3, precision={"compute": "fp8"}),
         "cluster": {"nodes": nodes, "gpus_per_node": 8, "gpu": {"catalog": gpu},
                     "intra_node": {"latency": "5 us"}, "inter_node": {"latency": "10 us"}},
@@ -189,19 +244,7 @@ def gpt3_record(row):
                           f"is the median of the logged train_step_timing over {nsteps} steps "
                           f"of {nfiles} result files (the first three steps of each left out)",
         },
-        "not_modelled": {
-            "vpp": vp,
-            "precision": "fp8 (Transformer Engine delayed scaling: FP8 True, FP8_HYBRID True "
-                         "(E4M3 forward, E5M2 backward), amax history 1024, 'max', amax "
-                         "reduction overlapped (NVTE_ASYNC_AMAX_REDUCTION)); modelled as "
-                         "model.precision.compute fp8 with the fitted tensor-wise ratio",
-            "tp_overlap_kernels": "the tensor-parallel reduce-scatter runs as FP8 atomic GEMMs "
-                                  "(NVTE_UB_ATOMIC_GEMM_RS=1, NVTE_RS_STRIDED_ATOMIC=1); the "
-                                  "planner's tp overlap does not distinguish the kernel",
-            "attention_kernel": "Transformer Engine at 09ba8427 (NGC 23.09) picks FlashAttention "
-                                "or cuDNN fused attention itself; timed with the planner's cudnn "
-                                "curve (cuDNN 9.19 of 2026)",
-        },
+        "not_modelled": not_modelled,
         "notes": notes,
     }
 
@@ -320,7 +363,7 @@ def check_rows():
         if gpus % mp or gbs % (gpus // mp * mbs) or gbs // (gpus // mp * mbs) != accum:
             sys.exit(f"{system}: global batch {gbs} / (dp x mbs) is not the logged accumulation "
                      f"{accum}; nothing written")
-        layers = 96 if rnd == "3.1" else 126 + 2
+        layers = 126 + 2 if rnd == "5.0" else 96
         if layers % (pp * vp):
             sys.exit(f"{system}: {layers} layers do not split over pp {pp} x vp {vp}")
 
@@ -333,7 +376,7 @@ def main():
     check_rows()
     differ = 0
     for row in ROWS:
-        rec = gpt3_record(row) if row[0] == "3.1" else llama_record(row)
+        rec = llama_record(row) if row[0] == "5.0" else gpt3_record(row)
         text = json.dumps(rec, indent=1, ensure_ascii=False) + "\n"
         path = ROOT / "validation" / f"{rec['id']}.json"
         if args.check:
