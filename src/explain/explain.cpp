@@ -201,7 +201,8 @@ std::vector<Alternative> alternatives(const Context& ctx, const SearchResult& re
     SearchFilter f;
     f.hybrid = false;
     add(AlternativeKind::whole_group_sharding, f);
-  } else if (training && !is_moe(ctx.model) && p.dp > 1 && ctx.constraints.bound(Dim::replicas).max > 1) {
+  } else if (training && !is_moe(ctx.model) && p.dp > 1 &&
+             ctx.constraints.bound(Dim::replicas).max > 1) {
     SearchFilter f;
     f.hybrid = true;
     add(AlternativeKind::hybrid_sharding, f);

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <regex>
 #include <string>
 
 #include "cli_harness.hpp"
@@ -71,7 +72,7 @@ void check_bound(Scenario s, const std::string& fix, bool (*satisfies)(const Pla
 
 }  // namespace
 
-TEST_CASE("--fix bounds every searched setting, and the search honours each bound exactly",
+TEST_CASE("Every searched setting can be bounded by --fix, and the search honours each bound",
           "[constraints][space]") {
   // Scenario A: 64 GPUs, 32 layers, dense. Its unbounded answer uses micro-batch 1 and no
   // interleaving, so these bounds each move the answer.
@@ -88,7 +89,7 @@ TEST_CASE("--fix bounds every searched setting, and the search honours each boun
   check_bound(moe, "tp=2,etp=1", [](const Plan& p) { return p.tp == 2 && expert_tp(p) == 1; });
 }
 
-TEST_CASE("--fix names come from the space's table; plan keys are accepted too",
+TEST_CASE("The --fix names come from the space's table, and plan keys are accepted too",
           "[constraints][space]") {
   for (const SpaceDim& row : dimensions) {
     CHECK(dim_named(row.name) == row.dim);
@@ -121,4 +122,28 @@ TEST_CASE("--fix names come from the space's table; plan keys are accepted too",
   const auto tp = cli_harness::run({"plan", "scenarios/q5-llama-3.1-70b-serving-one-node.json",
                                     "--fix", "tp=8", "--no-thresholds"});
   CHECK(tp.code == 0);
+}
+
+TEST_CASE("The scenario schema's constraints.fix pattern names every dimension of the space",
+          "[constraints][space][schema]") {
+  std::ifstream in(std::string(PLANNER_SOURCE_DIR) + "/docs/scenario.schema.json");
+  const nlohmann::json schema = nlohmann::json::parse(in);
+  const nlohmann::json& fix_schema = schema.at("$defs").at("constraints").at("properties");
+  const std::regex fix(fix_schema.at("fix").at("pattern").get<std::string>());
+  const auto item = [](const SpaceDim& row, std::string_view name) {
+    switch (row.kind) {
+      case SpaceKind::integer:
+        return std::string(name) + "<=" + std::to_string(row.max < 3 ? row.max : 2);
+      case SpaceKind::on_off: return std::string(name) + "=on";
+      case SpaceKind::choice: return std::string(name) + "!=op";
+    }
+    return std::string();
+  };
+  for (const SpaceDim& row : dimensions) {
+    INFO(row.name);
+    CHECK(std::regex_match(item(row, row.name), fix));
+    CHECK_NOTHROW(parse_fix(item(row, row.name), "--fix", ""));
+    if (!row.plan_key.empty()) CHECK(std::regex_match(item(row, row.plan_key), fix));
+  }
+  CHECK_FALSE(std::regex_match(std::string("mb=2"), fix));
 }

@@ -40,7 +40,9 @@ struct Bound {
 /// The bounds a dimension starts with: every value it can take (inputs/space.hpp).
 [[nodiscard]] constexpr std::array<Bound, dim_count> open_bounds() noexcept {
   std::array<Bound, dim_count> out{};
-  for (const SpaceDim& row : dimensions) out[static_cast<std::size_t>(row.dim)] = {row.min, row.max};
+  for (const SpaceDim& row : dimensions) {
+    out[static_cast<std::size_t>(row.dim)] = {row.min, row.max};
+  }
   return out;
 }
 
