@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes validation/ records for MLPerf Training closed-division LLM pre-training submissions on
-H100 / H200 (github mlcommons/training_results_v3.0, v3.1 and v5.0), from the rows typed below.
+H100 / H200 (github mlcommons/training_results_v3.0, v3.1, v4.1 and v5.0), from the rows typed
+below.
 
     python3 tools/mlperf_training_records.py            # writes validation/mlperf*.json
     python3 tools/mlperf_training_records.py --check    # exits 1 if a written record differs
@@ -12,13 +13,17 @@ H100 / H200 (github mlcommons/training_results_v3.0, v3.1 and v5.0), from the ro
   checkpoint): NVIDIA's Eos submissions on 64, 96, 512, 768, 1024, 1280 and 1344 DGX H100 nodes
   (512 to 10,752 GPUs; the same NeMo 23.09 recipe, TP 4 PP 8 VP 12, FP8, one weak-scaling
   series), and Azure+NVIDIA's 1344 ND H100 v5 nodes (10,752 GPUs, the same recipe).
+- v4.1 (November 2024), benchmark gpt3: NVIDIA's Eos submissions on 32 and 64 DGX H100 nodes
+  (TP 4 PP 8 VP 6, micro-batch 2) and Oracle's on 192 and 384 OCI BM.GPU.H100.8 nodes (1,536
+  and 3,072 GPUs, RoCE; TP 4 PP 8 VP 4, micro-batch 2); NeMo 24.09, FP8 with FP8 weights.
 - v5.0 (June 2025), benchmark llama31_405b (Llama 3.1 405B, Mixtral 8x22B tokenizer, sequence
   8192): NVIDIA's Eos-dfw submissions on 64, 256, 304, 320 and 1024 H100 nodes (TP 8 PP 8 CP 2
   VP 8, FP8) and Nebius's on 64 and 128 H200 nodes (TP 4 PP 8 CP 2 VP 8).
 
 The results publish no throughput table: each result_*.txt is the run's MLLOG, which prints the
 global batch, the gradient accumulation and the sequence length once, and the time of every
-training step (gpt3 v3.0 and v3.1: tracked_stats 'train_step_timing'; llama31_405b v5.0: tracked_stats
+training step (gpt3 v3.0 to v4.1: tracked_stats 'train_step_timing' ('train_step_timing in s' in
+v4.1); llama31_405b v5.0: tracked_stats
 'train_step_time', seconds, rank 0). The step time below is the median over every logged step of
 the submission's result files (each file's first three steps left out: warm-up), computed once
 from the logs at the commits named below and typed here with the number of steps it pools;
@@ -27,9 +32,11 @@ tokens/s per GPU = global batch x sequence / (step time x GPUs). Evaluation time
 script of the same submission; the logged accumulation (= GBS / (dp x micro-batch)) is checked
 against it before anything is written.
 
-Left out: v4.0/v4.1 gpt3 (the NVIDIA logs of v4.0 print no per-step time; v4.1 not reached in
-the time this session had), the GB200 and B200 submissions (NVL72 placement not stated; B200 single node),
-and every single-node run (none exists for these benchmarks).
+Left out: v4.0 gpt3 (the NVIDIA logs print no per-step time), v4.1 gpt3 on eos-dfw_n1452
+(11,616 H100, NGC 24.04: its logs print no tracked_stats; block_start/block_stop span nine
+steps each, a mean, not a per-step time), Google's v4.1 TPU submissions (not NVIDIA GPUs), the B200 and GB200
+submissions (v4.1 b200_n8_preview is a single node; v5.0 NVL72 placement not stated), and every
+single-node run.
 """
 import argparse
 import json
@@ -37,7 +44,8 @@ import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-COMMIT = {"3.0": "63e326c400f5", "3.1": "d06288b2bd67", "5.0": "0fdc28f01325"}
+COMMIT = {"3.0": "63e326c400f5", "3.1": "d06288b2bd67", "4.1": "b87b9e396f77",
+          "5.0": "0fdc28f01325"}
 REPO = {r: f"mlcommons/training_results_v{r}" for r in COMMIT}
 
 
@@ -78,6 +86,14 @@ ROWS = [
      "H100-SXM", 2688, 8, 4, 8, 1, 12, 1, 0.9296, 651, 3),
     ("3.1", "Azure+NVIDIA", "ND_H100_v5_n1344_pytorch", "config_DGXH100_1344x8x8x4x8_mbs1.sh",
      1344, "H100-SXM", 2688, 8, 4, 8, 1, 12, 1, 0.946, 651, 3),
+    ("4.1", "NVIDIA", "eos_n32_ngc24.09_nemo", "config_DGXH100_32x8x256x4x8_mbs2.sh", 32,
+     "H100-SXM", 2048, 128, 4, 8, 1, 6, 2, 18.3777, 867, 3),
+    ("4.1", "NVIDIA", "eos_n64_ngc24.09_nemo", "config_DGXH100_64x8x128x4x8_mbs2.sh", 64,
+     "H100-SXM", 2048, 64, 4, 8, 1, 6, 2, 9.5004, 867, 3),
+    ("4.1", "Oracle", "1536xBM.GPU.H100.8", "config_DGXH100_192x8x64x4x8_mbs2.sh", 192,
+     "H100-SXM", 3072, 32, 4, 8, 1, 4, 2, 5.1669, 607, 3),
+    ("4.1", "Oracle", "3072xBM.GPU.H100.8", "config_DGXH100_384x8x32x4x8_mbs2.sh", 384,
+     "H100-SXM", 3072, 16, 4, 8, 1, 4, 2, 3.0676, 607, 3),
     ("5.0", "NVIDIA", "eos-dfw_n64_ngc25.01_nemo", "config_DGXH100_64x8x288xtp8pp8cp2.sh", 64,
      "H100-SXM", 1152, 288, 8, 8, 2, 8, 1, 55.1342, 729, 3),
     ("5.0", "NVIDIA", "eos-dfw_n256_ngc25.01_nemo", "config_DGXH100_256x8x72xtp8pp8cp2.sh", 256,
@@ -249,6 +265,160 @@ def gpt3_record(row):
     }
 
 
+# v4.1 (November 2024): the same GPT-3 175B benchmark on NeMo 24.09 with micro-batch 2, FP8
+# weights and fewer virtual stages. NVIDIA's implementation directory holds its conf/; Oracle's
+# five gpt3 directories hold identical files without conf/, and every Oracle log prints the
+# resolved NeMo configuration, which the record cites instead.
+ORACLE_IMPL = "Oracle/benchmarks/gpt3/DGXH100_384x8x32x4x8_mbs2"
+V41_SOFTWARE = ("NeMo 24.09-alpha.rc0 (base r2.0.0) and Megatron-LM 24.09-alpha.rc0 on NGC "
+                "PyTorch 24.09 with its Transformer Engine (TE_REVISION SKIP; the "
+                "implementation's Dockerfile)")
+
+
+def gpt3_v41_record(row):
+    (rnd, sub, system, cfg, nodes, gpu, gbs, accum, tp, pp, cp, vp, mbs, step, nsteps,
+     nfiles) = row
+    oracle = sub == "Oracle"
+    gpus = nodes * 8
+    dp = gpus // (tp * pp * cp)
+    seq = GPT3["seq_len"]
+    impl = ORACLE_IMPL if oracle else f"NVIDIA/benchmarks/gpt3/implementations/{system}"
+    results = f"{sub}/results/{system}/gpt3"
+    minibs = gbs // dp
+    per_stage = GPT3["layers"] // (pp * vp)
+    if oracle:
+        layout_src = (
+            f"the config script {cfg} (MINIBS {minibs}, TENSOR_MODEL_PARALLEL {tp}, "
+            f"PIPELINE_MODEL_PARALLEL {pp}, INTERLEAVED_PIPELINE {vp}, MICRO_BATCH_SIZE {mbs}, "
+            "TP_COMM_OVERLAP True) with config_common.sh (USE_DIST_OPTIMIZER True, FP8_PARAMS "
+            "True, BUCKET_CAP_MB 200, MC_TP_OVERLAP_AG/RS True, NVTE_UB_ATOMIC_GEMM_RS 1) and "
+            "config_fp8.sh, all in " + impl + " (the five Oracle gpt3 directories hold the same "
+            "files; the submission has no conf/ directory). Each result log prints the resolved "
+            "NeMo configuration, which agrees: tensor_model_parallel_size 4, "
+            "pipeline_model_parallel_size 8, virtual_pipeline_model_parallel_size 4, "
+            "micro_batch_size 2, sequence_parallel true, overlap_p2p_comm true, "
+            "activations_checkpoint_granularity null, ub_tp_comm_overlap true, fp8 true, "
+            "fp8_params true, defer_embedding_wgrad_compute false, distributed_fused_adam with "
+            "grad_sync_dtype bf16 and overlap_grad_sync/overlap_param_sync true, normalization "
+            "layernorm1p, hidden_dropout and attention_dropout 0.0")
+    else:
+        layout_src = (
+            f"the config script {cfg} (MINIBS {minibs}, TENSOR_MODEL_PARALLEL {tp}, "
+            f"PIPELINE_MODEL_PARALLEL {pp}, INTERLEAVED_PIPELINE {vp}, MICRO_BATCH_SIZE {mbs}, "
+            "TP_COMM_OVERLAP True, DEFER_EMBEDDING_WGRAD_COMPUTE True, WGRAD_DEFERRAL_LIMIT 65"
+            + (", BUCKET_CAP_MB 125 ('Fix OOM')" if nodes == 32 else "") + ") with "
+            "config_common.sh (USE_DIST_OPTIMIZER True, FP8_PARAMS True, MC_TP_OVERLAP_AG/RS "
+            "True, NVTE_UB_ATOMIC_GEMM_RS 1) and config_fp8.sh; conf/custom.yaml: "
+            "sequence_parallel True, overlap_p2p_comm True, no activation checkpointing "
+            "(ACT_CKPT_GRANULARITY null), hidden and attention dropout 0.0, normalization "
+            "'layernorm1p'; conf/optim/distributed_fused_adam.yaml: grad_sync_dtype bf16, "
+            "overlapped gradient and parameter syncs. The logs print no configuration")
+    if oracle:
+        network = (
+            f"network: the system description (Oracle/systems/{system}.json): H100-SXM5-80GB, "
+            "NVLink Gen4 900 GB/s + NVSwitch Gen3, scale-out 'ROCE2' (Ethernet/RDMA RoCE v2 on "
+            "a switched network) with no NIC count or speed; config_common.sh lists 16 HCAs in "
+            "NCCL_IB_HCA. The per-node scale-out bandwidth is not published: assumed the "
+            "catalog's DGX H100 reference network (3.2 Tb/s per node, 50 GB/s per GPU), and "
+            "SHARP is off (NCCL_SHARP_GROUP_SIZE_THRESH commented out)")
+    else:
+        network = (
+            f"network: the system description (NVIDIA/systems/{system}.json): H100-SXM5-80GB, "
+            "8 x ConnectX-7 IB NDR 400 Gb/s per node for compute, NVLink Gen4 900 GB/s + "
+            "NVSwitch Gen3: the catalog's DGX H100 reference network (8 x 400 Gb/s per node, "
+            "50 GB/s per GPU)")
+    notes = [
+        LAT_NOTE,
+        "model: GPT-3 175B as the implementation configures it (96 layers, hidden 12288, FFN 4 x "
+        "hidden, 96 heads, sequence 2048, no dropout, 'layernorm1p', a LayerNorm); learned "
+        "absolute positions, biases on every linear layer, shared input and output embeddings. "
+        "Vocabulary: the benchmark's SentencePiece model c4_en_301_5Mexp2_spm (50,257 tokens) "
+        "padded by NeMo to a multiple of make_vocab_size_divisible_by 128 x tp = 512: 50,688",
+        f"parallel layout: {layout_src}: virtual pipeline {vp} ({per_stage} layers per virtual "
+        "stage), plan.zero 1, bytes_per_param 16, plan.recompute none",
+        f"batch: the log's global_batch_size {gbs} and gradient_accumulation_steps {accum} "
+        f"(= {gbs} / (dp {dp} x micro-batch {mbs}), checked; the config's GBS = MINIBS {minibs} "
+        f"x dp {dp})",
+        f"tensor-parallel communication overlap with userbuffers (h100tp{tp}mbs{mbs}): "
+        "plan.tp_comm_overlap; stage sends overlapped with compute (overlap_p2p_comm): "
+        "plan.pp_comm_overlap",
+        "software: " + V41_SOFTWARE + (
+            "; Oracle's Dockerfile builds from nvcr.io/nvdlfwea/pytorch:24.09-py3 and the logs' "
+            "SYSJSON prints 'PyTorch NVIDIA Release 24.09' (the system description's 'Release "
+            "24.04' disagrees; the logs are followed)" if oracle else ""),
+        network,
+        "the run continues from the benchmark's reference checkpoint (step 4000 of a 175B "
+        "pre-training, converted by convert_v4.0_checkpoint_to_v4.1.sh); per-step cost is that "
+        "of pre-training",
+    ]
+    gpus_tag = f"{gpus}gpu"
+    rid = f"mlperf41-{'oracle-' if oracle else ''}gpt3-175b-fp8-{gpus_tag}"
+    tps = gbs * seq / (step * gpus)
+    not_modelled = {
+        "vpp": vp,
+        "precision": "fp8 (Transformer Engine delayed scaling: FP8 True, FP8_HYBRID True "
+                     "(E4M3 forward, E5M2 backward), amax history 1024, 'max'); modelled as "
+                     "model.precision.compute fp8 with the fitted tensor-wise ratio",
+        "fp8_params": "true: the weights are held in FP8 instead of bf16 (the planner keeps 16 "
+                      "bytes per parameter)",
+        "tp_overlap_kernels": "the tensor-parallel reduce-scatter runs as FP8 atomic GEMMs "
+                              "(NVTE_UB_ATOMIC_GEMM_RS=1, NVTE_RS_STRIDED_ATOMIC=1) and the "
+                              "all-gather and reduce-scatter through multicast (MC_TP_OVERLAP_AG,"
+                              " MC_TP_OVERLAP_RS); the planner's tp overlap does not distinguish "
+                              "the kernel",
+        "attention_kernel": "Transformer Engine of the NGC 24.09 container picks FlashAttention "
+                            "or cuDNN fused attention itself; timed with the planner's cudnn "
+                            "curve (cuDNN 9.19 of 2026)",
+    }
+    if not oracle:
+        not_modelled["overlaps"] = ("the embedding's weight gradient deferred "
+                                    "(DEFER_EMBEDDING_WGRAD_COMPUTE, WGRAD_DEFERRAL_LIMIT 65); "
+                                    "NCCL SHARP on Eos (NCCL_SHARP_GROUP_SIZE_THRESH 2)")
+    sysname = "Oracle OCI BM.GPU.H100.8" if oracle else "NVIDIA Eos"
+    return {
+        "id": rid,
+        "set": "validation",
+        "family": f"mlperf41-gpt3-175b-fp8-{'oracle' if oracle else 'eos'}",
+        "source": {
+            "citation": f"MLPerf Training v4.1 results (November 2024; github {REPO[rnd]}, "
+                        f"commit {COMMIT[rnd]}), closed division, benchmark gpt3, submitter "
+                        f"{sub}, system {system} ({nodes} x 8 H100 SXM5 80GB)",
+            "url": blob(rnd, f"{results}/result_0.txt"),
+            "location": f"{results}/result_0.txt .. result_{nfiles - 1}.txt: MLLOG "
+                        f"'global_batch_size' {gbs}, 'gradient_accumulation_steps' {accum}, "
+                        f"'max_sequence_length' {seq}, and tracked_stats 'train_step_timing "
+                        f"in s' of every step: median {step} s over {nsteps} steps",
+            "secondary": [
+                f"same commit, {impl}/{cfg}, config_common.sh, config_fp8.sh"
+                + (", Dockerfile; the logs' printed NeMo configuration: the recipe" if oracle
+                   else ", conf/custom.yaml, conf/optim/distributed_fused_adam.yaml, "
+                        "Dockerfile: the recipe"),
+                f"same commit, {sub}/systems/{system}.json: the machine",
+            ],
+        },
+        "name": (f"GPT-3 175B (MLPerf Training v4.1 gpt3) on {gpus} H100 ({sysname}, "
+                 "NeMo 24.09, FP8)"),
+        "model": dict(GPT3, precision={"compute": "fp8"}),
+        "cluster": {"nodes": nodes, "gpus_per_node": 8, "gpu": {"catalog": gpu},
+                    "intra_node": {"latency": "5 us"}, "inter_node": {"latency": "10 us"}},
+        "workload": {"kind": "training", "global_batch_tokens": gbs * seq, "micro_batch": mbs,
+                     "bytes_per_param": 16},
+        "plan": {"dp": dp, "tp": tp, "pp": pp, "cp": cp, "zero": 1,
+                 "recompute": "none", "flash_attention": True, "sequence_parallel": True,
+                 "micro_batch": mbs, "grad_accum": accum, "tp_comm_overlap": True,
+                 "pp_comm_overlap": True},
+        "measured": {
+            "step_time": f"{step} s",
+            "tokens_per_second_per_gpu": round(tps, 2),
+            "derivation": f"{gbs} sequences x {seq} tokens / ({step} s x {gpus} GPUs); {step} s "
+                          f"is the median of the logged train_step_timing over {nsteps} steps "
+                          f"of {nfiles} result files (the first three steps of each left out)",
+        },
+        "not_modelled": not_modelled,
+        "notes": notes,
+    }
+
+
 def llama_record(row):
     (rnd, sub, system, cfg, nodes, gpu, gbs, accum, tp, pp, cp, vp, mbs, step, nsteps,
      nfiles) = row
@@ -376,7 +546,7 @@ def main():
     check_rows()
     differ = 0
     for row in ROWS:
-        rec = llama_record(row) if row[0] == "5.0" else gpt3_record(row)
+        rec = {"5.0": llama_record, "4.1": gpt3_v41_record}.get(row[0], gpt3_record)(row)
         text = json.dumps(rec, indent=1, ensure_ascii=False) + "\n"
         path = ROOT / "validation" / f"{rec['id']}.json"
         if args.check:
