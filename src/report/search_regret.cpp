@@ -23,8 +23,20 @@ std::vector<SearchRegret> search_regrets(const std::vector<ValidationRecord>& re
     }
     SearchRegret row;
     row.record = &r;
-    const Context ctx = make_context(r.scenario);
-    row.published = evaluate(ctx, *r.scenario.plan);
+    // The switches of the software the run used (its tp and pipeline-send overlap, the
+    // embedding and loss as stage layers) are the stack's, not the plan's choice: every plan
+    // the search tries runs with them, as --framework megatron turns them on for a scenario
+    // (docs/constraints.md). Without it a record that states them only on its plan (NeMo's,
+    // Megatron-Bridge's and MLPerf's) compares the search's plans without overlap against
+    // the published plan with it.
+    Scenario stack = r.scenario;
+    const Plan& published = *r.scenario.plan;
+    Training& t = stack.workload.training;
+    t.tp_comm_overlap = t.tp_comm_overlap || published.tp_comm_overlap;
+    t.pp_comm_overlap = t.pp_comm_overlap || published.pp_comm_overlap;
+    t.tables_in_pipeline_split = t.tables_in_pipeline_split || published.tables_in_pipeline_split;
+    const Context ctx = make_context(stack);
+    row.published = evaluate(ctx, published);
     SearchOptions options;
     options.keep = 1;
     options.accounting = false;
@@ -37,7 +49,7 @@ std::vector<SearchRegret> search_regrets(const std::vector<ValidationRecord>& re
       row.speedup_today = row.speedup;
       if (r.constrained) {
         // Today's features: the record's software constraints lifted, the default search's.
-        Scenario today = r.scenario;
+        Scenario today = stack;
         today.constraints = Constraints{};
         const SearchResult found_today = search(make_context(today), options);
         if (found_today.found()) {

@@ -63,13 +63,17 @@ TEST_CASE("validate --search: the planner's picks against the published plans",
   // ZeRO-3 rows, Korthikanti et al.'s four full-recompute rows, and the six vanilla-TP rows of
   // torchtitan's June 2025 AsyncTP page.
   CHECK(baselines == 16);
-  // Issue 28's bar is 1.10 over every record. All records read 1.079 (196 records; 1.084
-  // before llm-foundry's H100 FSDP runs) since NeMo's 21 H100 FP8 runs joined (December 2026; their picks 1.00x at the median: NVIDIA's tuned recipes);
-  // the 134 records before them still read 1.106 (step 30 added torchtitan's AsyncTP page,
-  // which runs Llama 3.1 8B at TP 8 to compare TP implementations: the search's FSDP-only
-  // picks for it are 1.16-1.46x faster by the model, and the same team measured the 8B
-  // FSDP-only run 1.5-1.65x faster than those TP 8 runs). docs/validation.md §Search reports
-  // both; held here so that neither can drift unnoticed.
+  // Issue 28's bar is 1.10 over every record. All records read 1.062 (220 records) since the
+  // thirteenth session: MLPerf's 24 submissions joined (their picks 1.01x at the median) and
+  // every plan the search tries runs with the switches the record's published plan states
+  // (tp overlap, overlapped interleaved sends, embedding and loss as stage layers: the stack's,
+  // not the plan's; search_regret.cpp), which lifted the picks that had read below 1x for
+  // lack of them. The 134 records before NVIDIA's tables read 1.122 with that change (1.106
+  // without: step 30 added torchtitan's AsyncTP page, which runs Llama 3.1 8B at TP 8 to
+  // compare TP implementations; the search's FSDP-only picks for it are 1.16-1.46x faster by
+  // the model, and the same team measured the 8B FSDP-only run 1.5-1.65x faster than those TP
+  // 8 runs). docs/validation.md §Search reports both; held here so that neither can drift
+  // unnoticed.
   CHECK(median(speedups) <= 1.10);
   CHECK(median(recipes) <= 1.10);
   // llm-foundry's 35 H100 and A100 80GB FSDP runs (twelfth session) read 1.005x at the
@@ -78,7 +82,9 @@ TEST_CASE("validate --search: the planner's picks against the published plans",
   std::vector<double> before_nemo;
   for (const SearchRegret& r : rows) {
     const std::string& id = r.record->id;
-    const bool nvidia_tables = id.rfind("nemo", 0) == 0 || id.rfind("mbridge", 0) == 0;
+    // MLPerf's 24 submissions (thirteenth session) are later additions too.
+    const bool nvidia_tables = id.rfind("nemo", 0) == 0 || id.rfind("mbridge", 0) == 0 ||
+                               id.rfind("mlperf", 0) == 0;
     const bool ends_with_part = [&] {
       for (const std::string tail : {"h100", "a100-80gb"}) {
         if (id.size() >= tail.size() && id.compare(id.size() - tail.size(), tail.size(), tail) == 0) {
@@ -91,7 +97,7 @@ TEST_CASE("validate --search: the planner's picks against the published plans",
     if (!nvidia_tables && !foundry_h100_tables) before_nemo.push_back(r.speedup);
   }
   CHECK(before_nemo.size() == 134);
-  CHECK(median(before_nemo) <= 1.107);
+  CHECK(median(before_nemo) <= 1.123);
   // The JSON summary carries the same figures.
   const auto out = cli_harness::run({"validate", "validation/", "--search", "--format", "json"});
   REQUIRE(out.code == 0);
