@@ -1,3 +1,4 @@
+#include <cctype>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <ostream>
 
 #include "command.hpp"
+#include "planner/inputs/space.hpp"
 #include "planner/inputs/workload_settings.hpp"
 #include "planner/io/context.hpp"
 #include "planner/base/error.hpp"
@@ -23,14 +25,30 @@ struct MemoryArgs {
   std::string file;
   std::string format = "text";
   std::vector<std::string> sets;
-  std::array<std::optional<std::int64_t>, axis_count> degrees;  ///< by the axis table's order
-  std::optional<std::int64_t> micro_batch, grad_accum, etp, dp_shard;
-  std::optional<int> zero;
-  std::optional<std::string> recompute, flash, sp, placement;
+  /// One flag per settable dimension of the search space (inputs/space.hpp), by Dim: the
+  /// integers (--tp, --vp, --micro-batch, --zero, …) and the words (--flash on, --recompute full).
+  std::array<std::optional<std::int64_t>, dim_count> integers;
+  std::array<std::optional<std::string>, dim_count> words;
+  std::optional<std::int64_t> grad_accum;
+  std::optional<std::string> placement;
+
+  [[nodiscard]] const std::optional<std::int64_t>& degree(Axis a) const {
+    return integers[static_cast<std::size_t>(dim_of(a))];
+  }
 };
 
-Recompute parse_recompute(const std::string& text) {
-  return recompute_named(text).value_or(Recompute::full);  // the flag's check admits only names
+/// A word flag's value as its dimension's number: on 1, off 0, a recompute mode its index (the
+/// flags' checks admit only these words).
+std::int64_t word_value(const SpaceDim& row, const std::string& text) {
+  if (row.kind == SpaceKind::on_off) return text == "on" ? 1 : 0;
+  return static_cast<std::int64_t>(recompute_named(text).value_or(Recompute::full));
+}
+
+/// The flag of a dimension: "--" and its name with dashes ("--micro-batch", "--dp-shard").
+std::string flag_of(const SpaceDim& row) {
+  std::string flag = "--" + std::string(row.name);
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
 }
 
 Placement parse_placement(const std::string& text) {
@@ -87,23 +105,23 @@ void check_flag(const std::optional<std::int64_t>& value, const char* field, int
 Plan memory_plan(const Scenario& s, const MemoryArgs& a) {
   bool any_degree = false;  // a degree other than the one that fills the world
   for (const AxisInfo& row : axes) {
-    const auto& given = a.degrees[static_cast<std::size_t>(row.axis)];
-    check_flag(given, std::string(row.name).c_str(), 24);
-    any_degree = any_degree || (given && (row.enumerated || row.folded));
+    any_degree = any_degree || (a.degree(row.axis) && (row.enumerated || row.folded));
+  }
+  bool any_setting = false;  // a flag other than the degrees
+  for (const SpaceDim& row : dimensions) {
+    const auto i = static_cast<std::size_t>(row.dim);
+    if (row.limit_log2 > 0) check_flag(a.integers[i], std::string(row.plan_key).c_str(), row.limit_log2);
+    const bool given = a.integers[i] || a.words[i];
+    if (static_cast<std::size_t>(row.dim) >= axis_count) any_setting = any_setting || given;
   }
   const AxisInfo* fill = nullptr;
   for (const AxisInfo& row : axes) {
     if (!row.enumerated && !row.folded) fill = &row;
   }
-  check_flag(a.micro_batch, "micro_batch", 16);
   check_flag(a.grad_accum, "grad_accum", 16);
-  check_flag(a.etp, "etp", 24);
-  check_flag(a.dp_shard, "dp_shard", 24);
   const bool pinned = s.plan.has_value();
-  const bool filled_given = a.degrees[static_cast<std::size_t>(fill->axis)].has_value();
-  const bool any_flag = any_degree || filled_given || a.zero || a.recompute || a.flash ||
-                        a.sp || a.micro_batch || a.grad_accum || a.placement || a.etp ||
-                        a.dp_shard;
+  const bool filled_given = a.degree(fill->axis).has_value();
+  const bool any_flag = any_degree || filled_given || any_setting || a.grad_accum || a.placement;
   if (!pinned && !any_flag) {
     throw InputError(s.origin, "/plan",
                      "no plan to evaluate: pin one under \"plan\" or pass --tp/--pp/--cp/--dp "
@@ -115,7 +133,7 @@ Plan memory_plan(const Scenario& s, const MemoryArgs& a) {
                                                               : s.workload.serving.batch;
   }
   for (const AxisInfo& row : axes) {
-    if (const auto& given = a.degrees[static_cast<std::size_t>(row.axis)]) p.*row.degree = *given;
+    if (const auto& given = a.degree(row.axis)) p.*row.degree = *given;
   }
   if (!filled_given && (any_degree || !pinned)) {
     // Each degree is at most 2^24, so the product of the others may overflow: a product past
@@ -131,18 +149,20 @@ Plan memory_plan(const Scenario& s, const MemoryArgs& a) {
   if (!pinned && s.workload.kind == WorkloadKind::training) {
     apply_workload_settings(s.workload.training, p);
   }
-  if (a.zero) p.zero = *a.zero;
-  if (a.recompute) p.recompute = parse_recompute(*a.recompute);
-  if (a.flash) p.flash_attention = *a.flash == "on";
-  if (a.sp) p.sequence_parallel = *a.sp == "on";
-  if (a.micro_batch) p.micro_batch = *a.micro_batch;
-  if (a.etp) p.etp = *a.etp;
-  if (a.dp_shard) p.dp_shard = *a.dp_shard;
+  // The other settings, each through its dimension's setter (the degrees are set above, before
+  // the filling axis is computed from them).
+  for (const SpaceDim& row : dimensions) {
+    const auto i = static_cast<std::size_t>(row.dim);
+    if (i < axis_count || row.set == nullptr) continue;
+    if (a.integers[i]) row.set(p, *a.integers[i]);
+    if (a.words[i]) row.set(p, word_value(row, *a.words[i]));
+  }
+  const bool micro_batch_given = a.integers[static_cast<std::size_t>(Dim::micro_batch)].has_value();
   if (a.placement) p.placement = parse_placement(*a.placement);
   if (a.grad_accum) {
     p.grad_accum = *a.grad_accum;
   } else if (s.workload.kind == WorkloadKind::training &&
-             (!pinned || any_degree || filled_given || a.micro_batch)) {
+             (!pinned || any_degree || filled_given || micro_batch_given)) {
     const Context ctx = make_context(s);
     const double per_replica = static_cast<double>(sequences_per_replica(ctx, p.dp));
     p.grad_accum = std::max<std::int64_t>(
@@ -177,21 +197,29 @@ Runner add_memory(CLI::App& sub) {
   add_scenario_argument(sub, a->file);
   add_format(sub, a->format, {"text", "json", "csv"});
   add_sets(sub, a->sets);
-  for (const AxisInfo& row : axes) {
-    sub.add_option("--" + std::string(row.name), a->degrees[static_cast<std::size_t>(row.axis)],
-                   std::string(row.flag_help));
-  }
-  sub.add_option("--zero", a->zero, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
+  // One flag per settable dimension of the search space (inputs/space.hpp): a setting added
+  // there is a flag here too. The axes keep their table's help (plan.hpp axes).
   std::vector<std::string> recompute_flag_names;
   for (const Named<Recompute>& n : recompute_names) recompute_flag_names.emplace_back(n.name);
-  sub.add_option("--recompute", a->recompute, "none, selective, op or full")
-      ->check(CLI::IsMember(recompute_flag_names));
-  sub.add_option("--flash", a->flash, "Tiled attention: on or off")->check(CLI::IsMember({"on", "off"}));
-  sub.add_option("--sp", a->sp, "Sequence parallelism: on or off")->check(CLI::IsMember({"on", "off"}));
-  sub.add_option("--etp", a->etp, "Expert tensor-parallel degree (MoE; divides tp; default tp)");
-  sub.add_option("--dp-shard", a->dp_shard,
-                 "Data-parallel ranks of a shard group: hybrid sharding (HSDP) with dp/N replicas");
-  sub.add_option("--micro-batch", a->micro_batch, "Sequences per micro-batch");
+  for (const SpaceDim& row : dimensions) {
+    if (row.set == nullptr) continue;
+    const auto i = static_cast<std::size_t>(row.dim);
+    std::string help(i < axis_count ? info(static_cast<Axis>(i)).flag_help : row.meaning);
+    if (i >= axis_count) help[0] = static_cast<char>(std::toupper(help[0]));
+    switch (row.kind) {
+      case SpaceKind::integer: {
+        CLI::Option* o = sub.add_option(flag_of(row), a->integers[i], help);
+        if (row.limit_log2 == 0) o->check(CLI::Range(row.min, row.max));
+        break;
+      }
+      case SpaceKind::on_off:
+        sub.add_option(flag_of(row), a->words[i], help)->check(CLI::IsMember({"on", "off"}));
+        break;
+      case SpaceKind::choice:
+        sub.add_option(flag_of(row), a->words[i], help)->check(CLI::IsMember(recompute_flag_names));
+        break;
+    }
+  }
   sub.add_option("--grad-accum", a->grad_accum, "Micro-batches per step (default: fill the batch target)");
   sub.add_option("--placement", a->placement, "Axis order, innermost first, e.g. tp,cp,dp,pp");
   return [a](std::ostream& out, std::ostream& err) { return run_memory(*a, out, err); };

@@ -147,3 +147,23 @@ TEST_CASE("The scenario schema's constraints.fix pattern names every dimension o
   }
   CHECK_FALSE(std::regex_match(std::string("mb=2"), fix));
 }
+
+TEST_CASE("planner memory has a flag for every settable dimension of the space",
+          "[constraints][space][cli]") {
+  const auto help = cli_harness::run({"memory", "--help"});
+  for (const SpaceDim& row : dimensions) {
+    if (row.set == nullptr) continue;  // derived (replicas)
+    std::string flag = "--" + std::string(row.name);
+    for (char& c : flag) c = c == '_' ? '-' : c;
+    INFO(flag);
+    CHECK_THAT(help.out, Catch::Contains(flag + " "));
+  }
+  // The interleaving depth, a row of the table, is a flag by being one: scenario A (32 layers)
+  // with pp 2 and vp 4 evaluates an interleaved plan of 4 layers per chunk.
+  const auto vp = cli_harness::run({"memory", "scenarios/a.json", "--pp", "2", "--vp", "4",
+                                    "--format", "json"});
+  REQUIRE(vp.code != 2);
+  const nlohmann::json j = nlohmann::json::parse(vp.out);
+  CHECK(j.at("plan").at("virtual_stages") == 4);
+  CHECK(j.at("plan").at("pp") == 2);
+}
