@@ -10,6 +10,10 @@
   docs/performance-summary-archive.md (NeMo 26.02, as first published at c0b9a000): the DGX-H100
   rows of the dense models (Llama 3 70B on 64, Llama 3.1 405B on 1,024; FP8 current scaling),
   with the recipe of scripts/performance and src/megatron/bridge/recipes at the same commit.
+- the same summary's DGX-B200 multi-node dense rows (eight B200 per node): Llama 3.1 405B on 128
+  in NeMo 25.11 (FP8 current scaling) and in NeMo 25.09 (as first published on the r0.1.0 branch,
+  commit 68c25f59; the table prints no precision column). No revision of the summary has a
+  DGX-H200 table, and the 26.02 DGX-B200 table has mixture-of-experts rows only.
 
 Each row is typed below as the table prints it. The tables publish the parallel configuration
 (TP, PP, CP, VP, micro and global batch) but not the rest of the recipe; what a record assumes
@@ -214,10 +218,10 @@ def check_convention():
                      f"{ratio:.4f}; the convention assumed for the long-sequence table fails")
 
 
-def cluster(gpus):
+def cluster(gpus, gpu="H100-SXM"):
     per_node = min(gpus, 8)
     return {"nodes": gpus // per_node, "gpus_per_node": per_node,
-            "gpu": {"catalog": "H100-SXM"},
+            "gpu": {"catalog": gpu},
             "intra_node": {"latency": "5 us"}, "inter_node": {"latency": "10 us"}}
 
 
@@ -249,7 +253,7 @@ COMMON_NOTES = [
 
 
 def record(rid, name, family, m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps, source, version,
-           notes):
+           notes, gpu="H100-SXM"):
     model = dict(SHAPES[m][0], seq_len=seq, precision={"compute": "fp8"})
     p = plan(m, gpus, gbs, mbs, tp, pp, cp, vp)
     step = gbs * seq / (tps * gpus)
@@ -282,7 +286,7 @@ def record(rid, name, family, m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps, sourc
         "id": rid, "set": "validation", "family": family,
         "source": source,
         "name": name,
-        "model": model, "cluster": cluster(gpus),
+        "model": model, "cluster": cluster(gpus, gpu),
         "workload": {"kind": "training", "global_batch_tokens": gbs * seq,
                      "micro_batch": mbs, "bytes_per_param": 16},
         "plan": p,
@@ -349,22 +353,26 @@ def longseq_records():
 
 
 def mbridge_record(ver, commit, m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps, location,
-                   secondary, recipe_note, precision_note, attention_note):
-    """One Megatron-Bridge DGX-H100 row: the source, the record, the notes both kinds share."""
+                   secondary, recipe_note, precision_note, attention_note, system="DGX-H100",
+                   gpu="H100-SXM", tag="fp8cs", flavour="FP8 current scaling"):
+    """One Megatron-Bridge row (DGX-H100 unless system says otherwise): the source, the record,
+    the notes every kind shares."""
     path = "docs/performance-summary.md"
+    short = system.replace("DGX-", "")
     source = {
-        "citation": f"NVIDIA NeMo Megatron-Bridge, {path} ({ver} NeMo container, DGX-H100)",
+        "citation": f"NVIDIA NeMo Megatron-Bridge, {path} ({ver} NeMo container, {system})",
         "url": f"{MBRIDGE}/{commit}/{path}",
         "location": location,
         "secondary": [f"NVIDIA-NeMo/Megatron-Bridge @ {commit[:9]}, {secondary}"],
         "derivation": "the table's tokens / sec / GPU; step time = GBS x sequence / "
                       "(tokens/s/GPU x GPUs)",
     }
-    rec = record(f"mbridge{ver.replace('.', '')}-{m}-fp8cs-{gpus}gpu",
-                 f"{NAME[m]} pre-training on {gpus} H100 (Megatron-Bridge, NeMo {ver}, FP8 "
-                 "current scaling)",
-                 f"mbridge-{m}-fp8cs", m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps, source, ver,
-                 [])
+    where = "" if system == "DGX-H100" else f"-{short.lower()}"
+    rec = record(f"mbridge{ver.replace('.', '')}-{m}-{tag}{where}-{gpus}gpu",
+                 f"{NAME[m]} pre-training on {gpus} {short} (Megatron-Bridge, NeMo {ver}, "
+                 f"{flavour})",
+                 f"mbridge-{m}-{tag}{where}", m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps, source,
+                 ver, [], gpu)
     rec["plan"]["pp_comm_overlap"] = True
     rec["not_modelled"]["precision"] = precision_note
     rec["not_modelled"].pop("vboost", None)
@@ -444,12 +452,98 @@ def mbridge_moe_records():
         yield rec
 
 
+# Megatron-Bridge DGX-B200 multi-node dense rows (8 B200 per node): (container, commit of the
+# table and of the recipe, precision tag, model, GPUs, GBS, MBS, seq, TP, PP, CP, VP, tokens/s/GPU,
+# TFLOP/s/GPU). The tables' parenthesised MXFP8 figures (25.11: 624; 25.09: 622) are left out:
+# the planner has no MX (32-element block, E8M0 scale) recipe, and the same plan at
+# compute fp8 would predict the same step as the per-tensor row beside it.
+R0_1_0 = "68c25f591e1323d4dd6da869b0d5308bad99e337"
+MBRIDGE_B200_ROWS = [
+    ("25.09", R0_1_0, "fp8", "llama3.1-405b", 128, 64, 1, 8192, 4, 8, 2, 8, 664, 1676),
+    ("25.11", "5776a6d90b4dd8692902ab2eb581369484e19283", "fp8cs", "llama3.1-405b", 128, 64, 1,
+     8192, 4, 8, 2, 8, 661, 1667),
+]
+
+
+def mbridge_b200_records():
+    for (ver, commit, tag, m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps,
+         tflops) in MBRIDGE_B200_ROWS:
+        if ver == "25.09":
+            location = (
+                f"25.09 NeMo Container, Pre-Training Performance, System: DGX-B200, row "
+                f"{LABEL[m]}: {gpus} GPUs, GBS {gbs}, MBS {mbs}, sequence {seq}, FSDP 0, TP {tp}, "
+                f"PP {pp}, CP {cp}, VP {vp}, EP 1, GA 32: {tps} (622) tokens/s/GPU ({tflops} "
+                "(1569) model TFLOP/s/GPU); 'The numbers in parentheses indicate the use of "
+                "different quantization granularities: In case of Gb200 and B200 systems, 32x32 "
+                "for both weights and activations'")
+            secondary = (
+                "scripts/performance/configs/llama31/llama31_405b_llm_pretrain.yaml (perf_matrix "
+                "b200 num_gpus_128: 8 GPUs per node, TP 4, PP 8, CP 2, VP 8, MBS 1, GBS 64, no "
+                "CUDA graphs, no FSDP; recipes bf16, fp8_ds, fp8_cs, fp8_mx; grad_reduce_in_fp32 "
+                "false, TE cross-entropy fusion), scripts/performance/utils/helpers.py "
+                "(userbuffers_fp8_b200_h16384_tp4_cp2_mbs1_seqlen8192) and src/megatron/bridge/"
+                "recipes/llama/llama31_405b.py (tp_comm_overlap, distributed optimizer with "
+                "overlapped gradient reduce and parameter gather, sequence parallel, "
+                "account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split "
+                "true, no recompute)")
+            precision = (
+                "fp8, per-tensor scaling (Megatron-Bridge 25.09): the table prints no precision; "
+                "its footnote names the parenthesised figures as the 32x32 block-scaled ones, so "
+                "the plain figure is assumed a per-tensor recipe, delayed (the scripts' default "
+                "fp8_recipe ds) or current scaling (the 25.11 table labels the same plan FP8-CS), "
+                "both modelled as model.precision.compute fp8 with the tensor-wise recipe, "
+                "data/gpus.json fp8_efficiency_ratio, fitted on Hopper")
+            extra = ["assumed: the unparenthesised figure is per-tensor FP8 (delayed or current "
+                     "scaling); the 25.09 table states no precision"]
+            flavour = "FP8"
+        else:
+            location = (
+                f"{ver} NeMo Container, Pre-Training Performance, System: DGX-B200, row "
+                f"{LABEL[m]}: {gpus} GPUs, FP8-CS (FP8-MX), GBS {gbs}, MBS {mbs}, sequence {seq}, "
+                f"FSDP 0, TP {tp}, PP {pp}, CP {cp}, VP {vp}, EP 1, GA 32: {tps} (624) "
+                f"tokens/s/GPU ({tflops} (1576) model TFLOP/s/GPU); the FP8-CS figure")
+            secondary = (
+                "scripts/performance/configs/llama/llama31_llm_pretrain.py "
+                "llama31_405b_pretrain_config_b200 (LLAMA31_405B_PRETRAIN_CONFIG_B200_FP8_CS_BASE_"
+                "CONFIG in llama31_workload_base_configs.py: TP 4, PP 8, CP 2, VP 8, GBS 64; "
+                "tp_comm_overlap with userbuffers_fp8_b200_h16384_tp4_cp2_mbs1_seqlen8192; "
+                "grad_reduce_in_fp32 false, set_llama31_common_configs) and src/megatron/bridge/"
+                "recipes/llama/llama3.py llama31_405b_pretrain_config (distributed optimizer with "
+                "overlapped gradient reduce and parameter gather, sequence parallel, no "
+                "recompute, account_for_embedding_in_pipeline_split and "
+                "account_for_loss_in_pipeline_split true)")
+            precision = (
+                f"fp8 current scaling (Megatron-Bridge {ver}, Transformer Engine "
+                "Float8CurrentScaling: one scale per tensor, computed from the tensor being "
+                "cast; modelled as model.precision.compute fp8 with the tensor-wise recipe, "
+                "data/gpus.json fp8_efficiency_ratio, fitted to delayed-scaling pairs on Hopper)")
+            extra = []
+            flavour = "FP8 current scaling"
+        rec = mbridge_record(
+            ver, commit, m, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps, location, secondary,
+            "tp overlap and overlapped interleaved sends as Megatron-LM's defaults under that "
+            "recipe",
+            precision,
+            "cuDNN fused attention of the container (Transformer Engine on Blackwell); the "
+            "planner's cudnn curve is cuDNN 9.19's",
+            system="DGX-B200", gpu="B200", tag=tag, flavour=flavour)
+        rec["plan"]["tp_comm_overlap"] = True
+        rec["plan"]["tables_in_pipeline_split"] = True
+        rec["notes"].insert(2, "DGX B200: eight B200 per node on NVLink 5 / NVSwitch, nodes "
+                               "joined by eight 400 Gb/s ConnectX-7 each; the bandwidths are the "
+                               "catalog's (data/gpus.json B200 scale_up and scale_out, reference "
+                               "system DGX B200), the fabric of NVIDIA's benchmark cluster is not "
+                               "published")
+        rec["notes"][2:2] = extra
+        yield rec
+
+
 def main():
     check_convention()
     dry = "--dry-run" in sys.argv
     root = os.path.join(os.path.dirname(__file__), "..", "validation")
     for rec in list(summary_records()) + list(longseq_records()) + list(mbridge_records()) + \
-            list(mbridge_moe_records()):
+            list(mbridge_moe_records()) + list(mbridge_b200_records()):
         path = os.path.join(root, rec["id"] + ".json")
         if dry:
             print(path, rec["measured"]["tokens_per_second_per_gpu"], rec["plan"])
