@@ -49,7 +49,7 @@ inline bool passes_axes(const SearchFilter& f, const Plan& p, bool placed_only =
     const std::int64_t d = p.*row.degree;
     if ((f.degrees[i] && *f.degrees[i] != d) || d < f.min_degrees[i]) return false;
   }
-  return !f.constraints || within_degrees(*f.constraints, p, placed_only);
+  return !f.constraints || within_degrees(*f.constraints, p, f.narrowed, placed_only);
 }
 
 /// The settings (ZeRO stage, recompute, tiled attention, SP, the framework's rules on them)
@@ -59,7 +59,7 @@ inline bool passes_settings(const SearchFilter& f, const Plan& p) {
   if (f.zero && *f.zero != p.zero) return false;
   if (f.hybrid && *f.hybrid != (state_replicas(p) > 1)) return false;
   if (f.recompute && *f.recompute != p.recompute) return false;
-  if (f.constraints && !within_settings(*f.constraints, p)) return false;
+  if (f.constraints && !within_settings(*f.constraints, p, f.narrowed)) return false;
   if (f.constraints && f.constraints->trusted &&
       outside_envelope_config(validated_envelope, p, f.seq_len) != EnvelopeFeature::none) {
     return false;

@@ -151,9 +151,10 @@ inline void add_group(const Context& ctx, const Plan& base, Scratch& s, Visit&& 
     // A micro-batch bound (`--fix micro_batch<=2`) narrows the list itself: the rows below
     // read it in increasing order and stop at the first that does not fit, which holds for
     // any subset of it.
-    std::erase_if(s.micro_batches, [&](std::int64_t mb) {
-      return !ctx.constraints.holds(Dim::micro_batch, mb);
-    });
+    const Bound& bound = ctx.constraints.bound(Dim::micro_batch);
+    if (bound.min > 1 || bound.max < unbounded) {
+      std::erase_if(s.micro_batches, [&](std::int64_t mb) { return !bound.holds(mb); });
+    }
     known->second = {s.mb_pool.size(), s.micro_batches.size()};
     s.mb_pool.insert(s.mb_pool.end(), s.micro_batches.begin(), s.micro_batches.end());
   }
@@ -272,7 +273,9 @@ inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scr
           for (std::int64_t v = 1; v <= layers_per_stage; ++v) {
             if (v > 1 && units % (folded.pp * v) != 0) continue;
             folded.virtual_stages = v;
-            if (filter.constraints && !within(*filter.constraints, folded, Decided::interleave)) {
+            if (filter.constraints &&
+                !within(*filter.constraints, folded,
+                        filter.narrowed & decided_at(Decided::interleave))) {
               continue;
             }
             add_group(ctx, folded, s, visit);

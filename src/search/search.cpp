@@ -385,6 +385,7 @@ SearchResult search(const Context& ctx, const SearchOptions& requested) {
   SearchOptions options = requested;
   // The user's bounds apply to every search; none given, nothing to check per plan.
   options.filter.constraints = unconstrained(ctx.constraints) ? nullptr : &ctx.constraints;
+  options.filter.narrowed = narrowed_dims(ctx.constraints);
   options.filter.seq_len = ctx.model.seq_len;
   SearchResult result;
   Collector out(ctx, options, result);

@@ -1,4 +1,6 @@
 #pragma once
+#include <bit>
+#include <cstdint>
 #include <string_view>
 
 #include "planner/inputs/constraints.hpp"
@@ -139,33 +141,67 @@ inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis:
   return {};
 }
 
-/// The user's bounds on the dimensions the enumeration decides at `step` (inputs/space.hpp):
-/// each bound is checked as soon as its value is known, so a pinned degree prunes whole
-/// factorisations and a micro-batch bound the micro-batch list.
-[[nodiscard]] inline bool within(const Constraints& c, const Plan& p, Decided step) noexcept {
+/// The dimensions `c` narrows, one bit per Dim: a bound left open (every value of its row) and
+/// no value ruled out holds for every plan, so the search skips it. By default none is narrowed
+/// (the constraints are checked for the framework's rules and the envelope alone), and the
+/// search (search.cpp) computes this once, not per configuration.
+[[nodiscard]] inline std::uint32_t narrowed_dims(const Constraints& c) noexcept {
+  std::uint32_t out = 0;
   for (const SpaceDim& row : dimensions) {
-    if (row.decided != step || (row.applies != nullptr && !row.applies(p))) continue;
+    const auto i = static_cast<std::size_t>(row.dim);
+    const Bound& b = c.bounds[i];
+    if (b.min > row.min || b.max < row.max || c.excluded[i] != 0) out |= 1u << i;
+  }
+  return out;
+}
+
+/// The dimensions the enumeration decides at `step`, one bit per Dim.
+[[nodiscard]] constexpr std::uint32_t decided_at(Decided step) noexcept {
+  std::uint32_t out = 0;
+  for (const SpaceDim& row : dimensions) {
+    if (row.decided == step) out |= 1u << static_cast<unsigned>(row.dim);
+  }
+  return out;
+}
+
+/// The user's bounds on the dimensions in `dims` (bits of Dim; inputs/space.hpp): each checked
+/// as soon as the enumeration knows its value, so a pinned degree prunes whole factorisations
+/// and a micro-batch bound the micro-batch list.
+[[nodiscard]] inline bool within(const Constraints& c, const Plan& p, std::uint32_t dims) noexcept {
+  while (dims != 0) {
+    const auto i = static_cast<std::size_t>(std::countr_zero(dims));
+    dims &= dims - 1;
+    const SpaceDim& row = dimensions[i];
+    if (row.applies != nullptr && !row.applies(p)) continue;
     if (!c.holds(row.dim, row.value(p))) return false;
   }
   return true;
 }
 
 /// The user's bounds on the degrees alone (`placed_only`: the placed axes' alone, before the
-/// search chooses the folded ones).
+/// search chooses the folded ones), of the dimensions `narrowed` names (narrowed_dims).
 [[nodiscard]] inline bool within_degrees(const Constraints& c, const Plan& p,
+                                         std::uint32_t narrowed,
                                          bool placed_only = false) noexcept {
-  return within(c, p, Decided::placed) && (placed_only || within(c, p, Decided::folded));
+  const std::uint32_t steps =
+      decided_at(Decided::placed) | (placed_only ? 0u : decided_at(Decided::folded));
+  return within(c, p, narrowed & steps);
 }
 
 /// The user's bounds and the framework's rules on everything but the degrees, the
 /// micro-batch and the rank order: the row settings, the hybrid shard group and the
 /// interleaving depth (fixed per group; the enumeration also prunes on it as it lists them).
-[[nodiscard]] inline bool within_settings(const Constraints& c, const Plan& p) noexcept {
-  if (!within(c, p, Decided::row) || !within(c, p, Decided::hybrid) ||
-      !within(c, p, Decided::interleave)) {
-    return false;
-  }
+[[nodiscard]] inline bool within_settings(const Constraints& c, const Plan& p,
+                                          std::uint32_t narrowed) noexcept {
+  constexpr std::uint32_t steps =
+      decided_at(Decided::row) | decided_at(Decided::hybrid) | decided_at(Decided::interleave);
+  if (!within(c, p, narrowed & steps)) return false;
   return framework_config_violation(c.framework, p).empty();
+}
+
+/// The same, with the narrowed dimensions found here (for a caller outside the search).
+[[nodiscard]] inline bool within_settings(const Constraints& c, const Plan& p) noexcept {
+  return within_settings(c, p, narrowed_dims(c));
 }
 
 }  // namespace planner
