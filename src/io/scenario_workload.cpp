@@ -13,6 +13,7 @@
 #include <vector>
 #include <string_view>
 #include <fmt/format.h>
+#include "planner/inputs/space.hpp"
 #include "planner/io/constraints.hpp"
 #include "planner/io/presets.hpp"
 #include "planner/base/one_line.hpp"
@@ -175,28 +176,43 @@ static Placement read_placement(const json& v, const std::string& origin, const 
 }
 
 Plan read_plan(const json& v, const Workload& w, const std::string& origin) {
-  const Object o(v, "/plan", origin,
-                 {"dp", "dp_shard", "tp", "pp", "cp", "ep", "etp", "zero", "recompute", "flash_attention",
-                  "sequence_parallel", "micro_batch", "grad_accum", "virtual_stages",
-                  "tp_comm_overlap", "pp_comm_overlap", "tables_in_pipeline_split", "placement"});
+  // The keys: the searched settings' (inputs/space.hpp), then the plan's other fields.
+  std::vector<std::string_view> keys;
+  for (const SpaceDim& row : dimensions) {
+    if (row.set != nullptr && !row.plan_key.empty()) keys.push_back(row.plan_key);
+  }
+  for (const std::string_view key : {"grad_accum", "tp_comm_overlap", "pp_comm_overlap",
+                                     "tables_in_pipeline_split", "placement"}) {
+    keys.push_back(key);
+  }
+  const Object o(v, "/plan", origin, std::move(keys));
+  // The searched settings, one row each of the search space's table (inputs/space.hpp), with
+  // the loader's range for the row's flag limit (2^24 for a degree, 2^16 for a batch count:
+  // gpu_count and batch_count above); a key left out keeps the field's default (plan.hpp).
   Plan p;
-  p.dp = o.integer("dp", gpu_count, 1);
+  for (const SpaceDim& row : dimensions) {
+    if (row.set == nullptr || row.plan_key.empty() || o.find(row.plan_key) == nullptr) continue;
+    switch (row.kind) {
+      case SpaceKind::integer: {
+        const IntRule rule = row.limit_log2 > 0 ? IntRule{1, pow2(row.limit_log2)}
+                                                : IntRule{row.min, row.max};
+        row.set(p, o.integer(row.plan_key, rule));
+        break;
+      }
+      case SpaceKind::on_off:
+        row.set(p, o.flag(row.plan_key, false) ? 1 : 0);
+        break;
+      case SpaceKind::choice:
+        row.set(p, static_cast<std::int64_t>(*o.maybe_choice(row.plan_key, recompute_choices)));
+        break;
+    }
+  }
   // A serving plan's micro-batch is the engine's batch: the sequences decoded together.
-  const std::int64_t default_micro_batch =
-      w.kind == WorkloadKind::training ? w.training.micro_batch : engine_batch(w.serving, p.dp);
-  p.tp = o.integer("tp", gpu_count, 1);
-  p.pp = o.integer("pp", gpu_count, 1);
-  p.cp = o.integer("cp", gpu_count, 1);
-  p.ep = o.integer("ep", gpu_count, 1);
-  p.etp = o.integer("etp", gpu_count, 0);
-  p.zero = static_cast<int>(o.integer("zero", zero_stage, 0));
-  p.dp_shard = o.integer("dp_shard", gpu_count, 0);
-  p.recompute = o.maybe_choice("recompute", recompute_choices).value_or(Recompute::none);
-  p.flash_attention = o.flag("flash_attention", false);
-  p.sequence_parallel = o.flag("sequence_parallel", false);
-  p.micro_batch = o.integer("micro_batch", batch_count, default_micro_batch);
+  if (o.find("micro_batch") == nullptr) {
+    p.micro_batch =
+        w.kind == WorkloadKind::training ? w.training.micro_batch : engine_batch(w.serving, p.dp);
+  }
   p.grad_accum = o.integer("grad_accum", batch_count, 1);
-  p.virtual_stages = o.integer("virtual_stages", batch_count, 1);
   p.tp_comm_overlap = o.flag("tp_comm_overlap", w.kind == WorkloadKind::training &&
                                                     w.training.tp_comm_overlap);
   p.pp_comm_overlap = o.flag("pp_comm_overlap", w.kind == WorkloadKind::training &&
