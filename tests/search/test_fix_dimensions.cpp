@@ -167,3 +167,27 @@ TEST_CASE("planner memory has a flag for every settable dimension of the space",
   CHECK(j.at("plan").at("virtual_stages") == 4);
   CHECK(j.at("plan").at("pp") == 2);
 }
+
+TEST_CASE("A pinned setting no plan of the model can have is an input error, not a search",
+          "[constraints][space][cli]") {
+  const auto err = [](const std::string& scenario, const std::string& fix) {
+    const auto r = cli_harness::run({"plan", "scenarios/" + scenario, "--no-thresholds", "--fix",
+                                     fix});
+    CHECK(r.code == 2);
+    return r.err;
+  };
+  // Scenario A is dense (32 layers, 32 heads, 64 GPUs, 489 sequences a step: 2 M tokens / 4096).
+  CHECK_THAT(err("a.json", "ep=2"), Catch::Contains("ep applies to mixture-of-experts models"));
+  CHECK_THAT(err("a.json", "etp=2"), Catch::Contains("etp applies to mixture-of-experts models"));
+  // 32 + 2 = 34 layers with the tables: neither is a multiple of 7 with two stages or more.
+  CHECK_THAT(err("a.json", "vp=7"), Catch::Contains("no pipeline of 2 or more stages splits "
+                                                    "the 32 layers into 7 chunks"));
+  CHECK_THAT(err("a.json", "micro_batch=490"),
+             Catch::Contains("exceeds the global batch's 489"));
+  // Mixtral on 64 GPUs, 32 heads: etp divides gcd(64, 32) = 32.
+  CHECK_THAT(err("q4-mixtral-8x7b-training.json", "etp=3"), Catch::Contains("etp must divide 32"));
+  // A legal pin searches as before.
+  const auto ok = cli_harness::run({"plan", "scenarios/a.json", "--no-thresholds", "--fix",
+                                    "micro_batch=489"});
+  CHECK(ok.code != 2);
+}
