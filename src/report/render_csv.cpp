@@ -20,7 +20,10 @@ std::string plan_csv_header(WorkloadKind kind, bool moe, bool dp_shard) {
   // Mixture-of-experts models only (docs/output.md §CSV), so dense output is unchanged; the
   // shard group's dp ranks where hybrid sharding is searched, after them.
   if (moe) h += ",ep,ep_tier,etp";
-  return dp_shard ? h + ",dp_shard" : h;
+  if (dp_shard) h += ",dp_shard";
+  // Training rows end with the interleaving depth (the search's vp, inputs/space.hpp), so that
+  // plans that differ only in it can be told apart; a last column, every other where it was.
+  return kind == WorkloadKind::training ? h + ",virtual_stages" : h;
 }
 
 std::string plan_csv_row(const Context& ctx, const Evaluation& e) {
@@ -47,6 +50,7 @@ std::string plan_csv_row(const Context& ctx, const Evaluation& e) {
   if (csv_dp_shard_column(ctx.workload.kind, is_moe(ctx.model), ctx.constraints)) {
     row += fmt::format(",{}", shard_dp(p));
   }
+  if (ctx.workload.kind == WorkloadKind::training) row += fmt::format(",{}", p.virtual_stages);
   return row;
 }
 

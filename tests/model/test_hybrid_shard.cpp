@@ -270,15 +270,15 @@ TEST_CASE("hybrid sharding: each framework's launch arguments", "[hsdp][export]"
   CHECK(ds1.err.find("MiCS") != std::string::npos);
 }
 
-TEST_CASE("hybrid sharding: the CSV's last column says the shard group", "[hsdp][csv]") {
-  // Searched (no replicas bound): the rows end with dp_shard, dp for a fully sharded plan.
+TEST_CASE("hybrid sharding: a CSV column says the shard group", "[hsdp][csv]") {
+  // Searched (no replicas bound): the rows end with dp_shard, dp for a fully sharded plan, and
+  // then the interleaving depth every training row ends with.
   const auto searched = cli_harness::run({"plan", "scenarios/q2-llama-3.1-70b-64-h100.json",
                                           "--fix", "replicas>=2", "--format", "csv",
                                           "--no-thresholds"});
   REQUIRE(searched.code == 0);
   const std::string header = searched.out.substr(0, searched.out.find('\n'));
-  REQUIRE(header.size() > 9);
-  CHECK(header.substr(header.size() - 9) == ",dp_shard");
+  CHECK_THAT(header, Catch::EndsWith(",dp_shard,virtual_stages"));
   // With replicas=1 (scenario A's constraints) the columns are as before.
   const auto a = cli_harness::run({"plan", "scenarios/a.json", "--format", "csv",
                                    "--no-thresholds"});

@@ -225,8 +225,10 @@ TEST_CASE("The search tries etp below tp and exports it for Megatron-LM", "[moe]
   const std::string path = write_scenario(doc, "moe_etp.json");
   const auto csv = cli_harness::run({"plan", path, "--format", "csv", "--fix", "tp=8"});
   REQUIRE(csv.code == 0);
-  CHECK_THAT(csv.out.substr(0, csv.out.find('\n')), Catch::EndsWith(",ep,ep_tier,etp"));
-  CHECK_THAT(csv.out, Catch::Contains(",8,intra_node,1\n") || Catch::Contains(",8,inter_node,1\n"));
+  CHECK_THAT(csv.out.substr(0, csv.out.find('\n')),
+             Catch::EndsWith(",ep,ep_tier,etp,virtual_stages"));
+  CHECK_THAT(csv.out, Catch::Contains(",8,intra_node,1,1\n") ||
+                          Catch::Contains(",8,inter_node,1,1\n"));
   const auto text = cli_harness::run({"plan", path});
   CHECK_THAT(text.out, Catch::Contains("x ep 8 (intra), etp 1"));
   const auto args = cli_harness::run({"export", path, "--to", "megatron"});

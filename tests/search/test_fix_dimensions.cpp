@@ -6,7 +6,9 @@
 
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli_harness.hpp"
 #include "planner/io/constraints.hpp"
@@ -190,4 +192,33 @@ TEST_CASE("A pinned setting no plan of the model can have is an input error, not
   const auto ok = cli_harness::run({"plan", "scenarios/a.json", "--no-thresholds", "--fix",
                                     "micro_batch=489"});
   CHECK(ok.code != 2);
+}
+
+TEST_CASE("Training CSV rows end with the interleaving depth, as the JSON gives it",
+          "[space][csv]") {
+  // q2 with four pipeline stages: its ranked list holds plans with and without interleaving.
+  const std::vector<std::string> base{"plan", "scenarios/q2-llama-3.1-70b-64-h100.json",
+                                      "--fix", "pp=4", "--no-thresholds"};
+  std::vector<std::string> csv_args = base, json_args = base;
+  csv_args.insert(csv_args.end(), {"--format", "csv"});
+  json_args.insert(json_args.end(), {"--format", "json"});
+  const auto csv = cli_harness::run(csv_args);
+  const auto js = cli_harness::run(json_args);
+  REQUIRE(csv.code == 0);
+  REQUIRE(js.code == 0);
+  const nlohmann::json ranked = nlohmann::json::parse(js.out).at("ranked");
+  std::istringstream lines(csv.out);
+  std::string line;
+  std::getline(lines, line);
+  CHECK_THAT(line, Catch::EndsWith(",virtual_stages"));
+  std::size_t i = 0;
+  bool interleaved = false;
+  while (std::getline(lines, line) && i < ranked.size()) {
+    const std::int64_t v = std::stoll(line.substr(line.rfind(',') + 1));
+    CHECK(v == ranked[i].value("virtual_stages", std::int64_t{1}));
+    interleaved = interleaved || v > 1;
+    ++i;
+  }
+  CHECK(i == ranked.size());
+  CHECK(interleaved);
 }
