@@ -25,8 +25,8 @@ std::vector<SearchRegret> search_regrets(const std::vector<ValidationRecord>& re
     row.record = &r;
     // The switches of the software the run used (its tp and pipeline-send overlap, the
     // embedding and loss as stage layers) are the stack's, not the plan's choice: every plan
-    // the search tries runs with them, as --framework megatron turns them on for a scenario
-    // (docs/constraints.md). Without it a record that states them only on its plan (NeMo's,
+    // the search tries runs with them, as a scenario's workload states them for every plan
+    // (--framework megatron turns the two overlaps on, docs/constraints.md). Without it a record that states them only on its plan (NeMo's,
     // Megatron-Bridge's and MLPerf's) compares the search's plans without overlap against
     // the published plan with it.
     Scenario stack = r.scenario;
