@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "planner/inputs/space.hpp"
 #include "planner/base/one_line.hpp"
 #include "planner/io/context.hpp"
 #include "planner/model/activations.hpp"
@@ -108,19 +109,21 @@ json time_json(const Context& ctx, const Evaluation& e) {
 }
 
 json plan_fields_json(const Plan& p) {
-  json j{{"dp", p.dp},
-              {"tp", p.tp},
-              {"pp", p.pp},
-              {"cp", p.cp},
-              {"zero", p.zero},
-              {"recompute", std::string(to_string(p.recompute))},
-              {"flash_attention", p.flash_attention},
-              {"sequence_parallel", p.sequence_parallel},
-              {"micro_batch", p.micro_batch},
-              {"grad_accum", p.grad_accum}};
-  if (p.virtual_stages > 1) j["virtual_stages"] = p.virtual_stages;
-  // Hybrid sharding only (docs/output.md): a fully sharded plan's output is unchanged.
-  if (state_replicas(p) > 1) j["dp_shard"] = shard_dp(p);
+  // The searched settings, one row each of the search space's table (inputs/space.hpp), under
+  // their plan keys; a row with a `shown` rule only where the plan uses it (ep > 1, an etp
+  // other than tp, interleaving, hybrid sharding: docs/output.md), so output without them is
+  // unchanged.
+  json j = json::object();
+  for (const SpaceDim& row : dimensions) {
+    if (row.plan_key.empty() || (row.shown != nullptr && !row.shown(p))) continue;
+    const std::string key(row.plan_key);
+    switch (row.kind) {
+      case SpaceKind::integer: j[key] = row.value(p); break;
+      case SpaceKind::on_off: j[key] = row.value(p) != 0; break;
+      case SpaceKind::choice: j[key] = std::string(to_string(p.recompute)); break;
+    }
+  }
+  j["grad_accum"] = p.grad_accum;
   if (p.tp_comm_overlap) j["tp_comm_overlap"] = true;
   if (p.pp_comm_overlap) j["pp_comm_overlap"] = true;
   if (p.tables_in_pipeline_split) j["tables_in_pipeline_split"] = true;
@@ -134,8 +137,6 @@ json plan_fields_json(const Plan& p) {
   }
   if (p.eager_elementwise) j["elementwise_kernels"] = "eager";
   if (keeps_gathered_inputs(p)) j["tp_saved_inputs"] = "gathered";
-  if (p.ep > 1) j["ep"] = p.ep;
-  if (expert_tp(p) != p.tp) j["etp"] = expert_tp(p);
   return j;
 }
 
