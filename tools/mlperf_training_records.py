@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes validation/ records for MLPerf Training closed-division LLM pre-training submissions on
-H100 / H200 (github mlcommons/training_results_v3.0, v3.1, v4.1 and v5.0), from the rows typed
-below.
+H100 / H200 (github mlcommons/training_results_v3.0, v3.1, v4.0, v4.1 and v5.0), from the rows
+typed below.
 
     python3 tools/mlperf_training_records.py            # writes validation/mlperf*.json
     python3 tools/mlperf_training_records.py --check    # exits 1 if a written record differs
@@ -13,6 +13,10 @@ below.
   checkpoint): NVIDIA's Eos submissions on 64, 96, 512, 768, 1024, 1280 and 1344 DGX H100 nodes
   (512 to 10,752 GPUs; the same NeMo 23.09 recipe, TP 4 PP 8 VP 12, FP8, one weak-scaling
   series), and Azure+NVIDIA's 1344 ND H100 v5 nodes (10,752 GPUs, the same recipe).
+- v4.0 (June 2024), benchmark gpt3: NVIDIA's Eos submissions on 64, 1344 and 1452 DGX H100
+  nodes (512, 10,752 and 11,616 GPUs; NeMo 24.04, FP8 with FP8 weights; TP 4 PP 8 VP 4
+  micro-batch 2 on 64 nodes, TP 4 PP 6 VP 8 micro-batch 1 with per-layer CUDA graphs on the two
+  large ones). Their logs print no per-step time: the step time is a block mean (below).
 - v4.1 (November 2024), benchmark gpt3: NVIDIA's Eos submissions on 32 and 64 DGX H100 nodes
   (TP 4 PP 8 VP 6, micro-batch 2) and Oracle's on 192 and 384 OCI BM.GPU.H100.8 nodes (1,536
   and 3,072 GPUs, RoCE; TP 4 PP 8 VP 4, micro-batch 2); NeMo 24.09, FP8 with FP8 weights.
@@ -32,9 +36,19 @@ tokens/s per GPU = global batch x sequence / (step time x GPUs). Evaluation time
 script of the same submission; the logged accumulation (= GBS / (dp x micro-batch)) is checked
 against it before anything is written.
 
-Left out: v4.0 gpt3 (the NVIDIA logs print no per-step time), v4.1 gpt3 on eos-dfw_n1452
-(11,616 H100, NGC 24.04: its logs print no tracked_stats; block_start/block_stop span nine
-steps each, a mean, not a per-step time), Google's v4.1 TPU submissions (not NVIDIA GPUs), the B200 and GB200
+v4.0 gpt3 is the exception: NVIDIA's NeMo 24.04 logs print no tracked_stats, only the time_ms
+of block_start / block_stop around the training steps between two evaluations. A block's step
+count is exact: its metadata epoch_count (tokens) / (global batch x sequence), which equals
+conf/custom.yaml's val_check_interval ceil(24576 / global batch) (11, 10 and 9 steps). The
+step time is the median over the blocks of the result files, each file's first block left out
+(warm-up), of (block_stop - block_start) / steps: a block mean, not a per-step median. Checked
+on v4.1's NVIDIA n32 and n64 logs, which print both: block mean 18.41 s and 9.5415 s against
+per-step medians 18.3777 s and 9.5004 s (+0.18 %, +0.43 %).
+
+Left out: v4.1 gpt3 on eos-dfw_n1452 (11,616 H100, NGC 24.04): its result files are v4.0's
+eos-dfw_n1452 runs again (identical MLLOG lines and times, less two SYSJSON lines), recorded
+once as the v4.0 record; v4.0's Supermicro (smc, 64 nodes) and Intel Gaudi2 gpt3
+submissions (not examined); Google's v4.1 TPU submissions (not NVIDIA GPUs), the B200 and GB200
 submissions (v4.1 b200_n8_preview is a single node; v5.0 NVL72 placement not stated), and every
 single-node run.
 """
@@ -44,8 +58,8 @@ import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-COMMIT = {"3.0": "63e326c400f5", "3.1": "d06288b2bd67", "4.1": "b87b9e396f77",
-          "5.0": "0fdc28f01325"}
+COMMIT = {"3.0": "63e326c400f5", "3.1": "d06288b2bd67", "4.0": "6fe954378efe",
+          "4.1": "b87b9e396f77", "5.0": "0fdc28f01325"}
 REPO = {r: f"mlcommons/training_results_v{r}" for r in COMMIT}
 
 
@@ -86,6 +100,12 @@ ROWS = [
      "H100-SXM", 2688, 8, 4, 8, 1, 12, 1, 0.9296, 651, 3),
     ("3.1", "Azure+NVIDIA", "ND_H100_v5_n1344_pytorch", "config_DGXH100_1344x8x8x4x8_mbs1.sh",
      1344, "H100-SXM", 2688, 8, 4, 8, 1, 12, 1, 0.946, 651, 3),
+    ("4.0", "NVIDIA", "eos_n64_ngc24.04_nemo", "config_DGXH100_64x8x128x4x8_mbs2.sh", 64,
+     "H100-SXM", 2304, 72, 4, 8, 1, 4, 2, 10.9797, 67, 3),
+    ("4.0", "NVIDIA", "eos-dfw_n1344_ngc24.04_nemo", "config_DGXH100_1344x8x6x4x6_mbs1_cg.sh",
+     1344, "H100-SXM", 2688, 6, 4, 6, 1, 8, 1, 0.9207, 63, 3),
+    ("4.0", "NVIDIA", "eos-dfw_n1452_ngc24.04_nemo", "config_DGXH100_1452x8x6x4x6_mbs1_cg.sh",
+     1452, "H100-SXM", 2904, 6, 4, 6, 1, 8, 1, 0.9217, 66, 3),
     ("4.1", "NVIDIA", "eos_n32_ngc24.09_nemo", "config_DGXH100_32x8x256x4x8_mbs2.sh", 32,
      "H100-SXM", 2048, 128, 4, 8, 1, 6, 2, 18.3777, 867, 3),
     ("4.1", "NVIDIA", "eos_n64_ngc24.09_nemo", "config_DGXH100_64x8x128x4x8_mbs2.sh", 64,
@@ -419,6 +439,171 @@ def gpt3_v41_record(row):
     }
 
 
+# v4.0 (June 2024): NVIDIA's Eos gpt3 submissions on NeMo 24.04. Their logs print no per-step
+# time (no tracked_stats): only block_start / block_stop around each run of training steps
+# between two evaluations. The block's step count is exact from the log: the events' metadata
+# 'epoch_count' is the block's size in tokens (= steps x global_batch_size x
+# max_sequence_length), and it equals conf/custom.yaml's val_check_interval
+# ceil(24576 / global batch). The step time is the median over the blocks of the three result
+# files (each file's first block left out: warm-up) of (block_stop - block_start time_ms) /
+# steps. That is a block mean, not a per-step median; it was checked on v4.1's Eos n32 and n64
+# logs, which print both: block mean / per-step median = 18.41 / 18.3777 s (+0.18 %) and
+# 9.5415 / 9.5004 s (+0.43 %). The v4.1 eos-dfw_n1452_ngc24.04_nemo results are these v4.0
+# logs again (the same time_ms, the same lines, less the two SYSJSON lines): one record.
+V40_BLOCK = {  # system: training steps per block (epoch_count / (global batch x sequence))
+    "eos_n64_ngc24.04_nemo": 11,
+    "eos-dfw_n1344_ngc24.04_nemo": 10,
+    "eos-dfw_n1452_ngc24.04_nemo": 9,
+}
+V40_CHECK = ("checked on v4.1 NVIDIA logs that print both (eos_n32_ngc24.09_nemo and "
+             "eos_n64_ngc24.09_nemo, 12 steps per block): the median block mean is 18.41 s "
+             "against a per-step median of 18.3777 s (+0.18 %) and 9.5415 s against 9.5004 s "
+             "(+0.43 %): the block mean reads a few tenths of a percent slow (what runs between "
+             "steps inside a block), within a few percent of the per-step time")
+V40_SOFTWARE = ("NeMo v2.0.0.rc0.beta (base r2.0.0), Megatron-LM core_v0.7.0.beta, Transformer "
+                "Engine v1.6rc1 on NGC PyTorch 24.04 (the implementation's Dockerfile; the "
+                "system descriptions: NVIDIA NeMo Framework Release 24.04)")
+
+
+def gpt3_v40_record(row):
+    (rnd, sub, system, cfg, nodes, gpu, gbs, accum, tp, pp, cp, vp, mbs, step, nblocks,
+     nfiles) = row
+    gpus = nodes * 8
+    dp = gpus // (tp * pp * cp)
+    seq = GPT3["seq_len"]
+    spb = V40_BLOCK[system]
+    impl = "NVIDIA/benchmarks/gpt3/implementations/nemo"
+    results = f"{sub}/results/{system}/gpt3"
+    minibs_cfg = int(cfg.split("x")[2])
+    per_stage = GPT3["layers"] // (pp * vp)
+    big = nodes > 64
+    defer = mbs == 1  # conf/custom.yaml: deferred unless pp 1, MINIBS > 256 or micro-batch != 1
+    extra = (", LAYER_CUDA_GRAPH 1, NVTE_UB_FP8_RS 1, NVTE_RS_STRIDED_ATOMIC 2, "
+             "NVTE_UB_ATOMIC_GEMM_RS_FC2 1, FC2_FPROP_METHOD pipeline" if big else "")
+    layout_src = (
+        f"the config script {cfg} (MINIBS {minibs_cfg}, TENSOR_MODEL_PARALLEL {tp}, "
+        f"PIPELINE_MODEL_PARALLEL {pp}, INTERLEAVED_PIPELINE {vp}, MICRO_BATCH_SIZE {mbs}, "
+        f"TP_COMM_OVERLAP True{extra}) with config_common.sh (USE_DIST_OPTIMIZER True, "
+        "FP8_PARAMS True, BUCKET_CAP_MB 200, MC_TP_OVERLAP_AG/RS True, NVTE_UB_ATOMIC_GEMM_RS 1,"
+        " NCCL_SHARP_GROUP_SIZE_THRESH 2) and config_fp8.sh; conf/custom.yaml: "
+        "sequence_parallel True, overlap_p2p_comm True, no activation checkpointing "
+        "(ACT_CKPT_GRANULARITY null), hidden and attention dropout 0.0, normalization "
+        f"'layernorm1p', defer_embedding_wgrad_compute {defer} (its rule: off for pp 1, "
+        "MINIBS > 256 or micro-batch other than 1); conf/optim/distributed_fused_adam.yaml: "
+        "grad_sync_dtype bf16, overlapped gradient and parameter syncs. The logs print no "
+        "configuration")
+    notes = [
+        LAT_NOTE,
+        "measured step time: a block mean, not a per-step median. The logs print no per-step "
+        f"time; each block_start/block_stop pair spans {spb} training steps (the events' "
+        f"epoch_count {spb * gbs * seq} tokens = {spb} x {gbs} x {seq}; conf/custom.yaml's "
+        f"val_check_interval ceil(24576 / {gbs}) = {spb}); step time = (block_stop - "
+        "block_start) / steps, the median over the blocks of the result files with each "
+        "file's first block (warm-up) left out; " + V40_CHECK,
+        "model: GPT-3 175B as the implementation configures it (96 layers, hidden 12288, FFN 4 x "
+        "hidden, 96 heads, sequence 2048, no dropout, 'layernorm1p', a LayerNorm); learned "
+        "absolute positions, biases on every linear layer, shared input and output embeddings. "
+        "Vocabulary: the benchmark's SentencePiece model c4_en_301_5Mexp2_spm (50,257 tokens) "
+        "padded by NeMo to a multiple of make_vocab_size_divisible_by 128 x tp = 512: 50,688",
+        f"parallel layout: {layout_src}: virtual pipeline {vp} ({per_stage} layers per virtual "
+        "stage), plan.zero 1, bytes_per_param 16, plan.recompute none",
+        f"batch: the log's global_batch_size {gbs} and gradient_accumulation_steps {accum} "
+        f"(= {gbs} / (dp {dp} x micro-batch {mbs}), checked)",
+        f"tensor-parallel communication overlap with userbuffers (h100tp{tp}mbs{mbs}): "
+        "plan.tp_comm_overlap; stage sends overlapped with compute (overlap_p2p_comm): "
+        "plan.pp_comm_overlap",
+        "software: " + V40_SOFTWARE,
+        f"network: the system description (NVIDIA/systems/{system}.json): H100-SXM5-80GB, "
+        "8 x ConnectX-7 IB NDR 400 Gb/s per node for compute, NVLink Gen4 900 GB/s + "
+        "NVSwitch Gen3: the catalog's DGX H100 reference network (8 x 400 Gb/s per node, "
+        "50 GB/s per GPU)",
+        "the run continues from the benchmark's reference checkpoint (the log's "
+        f"init_checkpoint_step {round(4000 * 1536 / gbs)}: step 4000 at batch 1536 counted in "
+        f"steps of {gbs}); per-step cost is that of pre-training",
+    ]
+    if minibs_cfg * dp != gbs:
+        notes.append(
+            f"the submission's {cfg} sets MINIBS {minibs_cfg} (global batch "
+            f"{minibs_cfg * dp}), but every result log prints global_batch_size {gbs} and "
+            f"gradient_accumulation_steps {accum} (MINIBS {gbs // dp}, set at launch: the "
+            "config reads MINIBS from the environment first): the record follows the logs (the "
+            "run that was timed)")
+    if system == "eos-dfw_n1452_ngc24.04_nemo":
+        notes.append(
+            "MLPerf Training v4.1 (github mlcommons/training_results_v4.1, commit "
+            f"{COMMIT['4.1']}) publishes NVIDIA/results/{system}/gpt3 again: the same three "
+            "runs (every MLLOG line and time_ms identical; v4.0's files carry two more SYSJSON "
+            "lines) and the same config scripts; one record, cited from v4.0")
+    rid = f"mlperf40-gpt3-175b-fp8-{gpus}gpu"
+    tps = gbs * seq / (step * gpus)
+    not_modelled = {
+        "vpp": vp,
+        "precision": "fp8 (Transformer Engine delayed scaling: FP8 True, FP8_HYBRID True "
+                     "(E4M3 forward, E5M2 backward), amax history 1024, 'max'); modelled as "
+                     "model.precision.compute fp8 with the fitted tensor-wise ratio",
+        "fp8_params": "true: the weights are held in FP8 instead of bf16 (the planner keeps 16 "
+                      "bytes per parameter)",
+        "tp_overlap_kernels": "the tensor-parallel reduce-scatter runs as FP8 atomic GEMMs "
+                              "(NVTE_UB_ATOMIC_GEMM_RS=1) and the all-gather and reduce-scatter "
+                              "through multicast (MC_TP_OVERLAP_AG, MC_TP_OVERLAP_RS)"
+                              + ("; FP8 reduce-scatter output (NVTE_UB_FP8_RS=1) and a "
+                                 "pipelined FC2 forward" if big else "")
+                              + "; the planner's tp overlap does not distinguish the kernel",
+        "attention_kernel": "Transformer Engine v1.6rc1 of the submission picks FlashAttention "
+                            "or cuDNN fused attention itself; timed with the planner's cudnn "
+                            "curve (cuDNN 9.19 of 2026)",
+        "overlaps": ("per-layer CUDA graphs (LAYER_CUDA_GRAPH 1); the embedding's weight "
+                     "gradient deferred (defer_embedding_wgrad_compute); " if big else "")
+                    + "NCCL SHARP on Eos (NCCL_SHARP_GROUP_SIZE_THRESH 2)",
+    }
+    return {
+        "id": rid,
+        "set": "validation",
+        "family": "mlperf40-gpt3-175b-fp8-eos",
+        "source": {
+            "citation": f"MLPerf Training v4.0 results (June 2024; github {REPO[rnd]}, "
+                        f"commit {COMMIT[rnd]}), closed division, benchmark gpt3, submitter "
+                        f"{sub}, system {system} ({nodes} x 8 H100 SXM5 80GB)",
+            "url": blob(rnd, f"{results}/result_0.txt"),
+            "location": f"{results}/result_0.txt .. result_{nfiles - 1}.txt: MLLOG "
+                        f"'global_batch_size' {gbs}, 'gradient_accumulation_steps' {accum}, "
+                        f"'max_sequence_length' {seq}, and the time_ms of every block_start / "
+                        f"block_stop ({spb} steps each, epoch_count {spb * gbs * seq}): median "
+                        f"block mean {step} s per step over {nblocks} blocks (no per-step "
+                        "time is logged)",
+            "secondary": [
+                f"same commit, {impl}/{cfg}, config_common.sh, config_fp8.sh, conf/custom.yaml,"
+                " conf/optim/distributed_fused_adam.yaml, Dockerfile: the recipe",
+                f"same commit, {sub}/systems/{system}.json: the machine",
+                f"github {REPO['4.1']}, commit {COMMIT['4.1']}, NVIDIA/results/"
+                "eos_n32_ngc24.09_nemo and eos_n64_ngc24.09_nemo: the block-mean check",
+            ],
+        },
+        "name": (f"GPT-3 175B (MLPerf Training v4.0 gpt3) on {gpus} H100 (NVIDIA Eos, "
+                 "NeMo 24.04, FP8)"),
+        "model": dict(GPT3, precision={"compute": "fp8"}),
+        "cluster": {"nodes": nodes, "gpus_per_node": 8, "gpu": {"catalog": gpu},
+                    "intra_node": {"latency": "5 us"}, "inter_node": {"latency": "10 us"}},
+        "workload": {"kind": "training", "global_batch_tokens": gbs * seq, "micro_batch": mbs,
+                     "bytes_per_param": 16},
+        "plan": {"dp": dp, "tp": tp, "pp": pp, "cp": cp, "zero": 1,
+                 "recompute": "none", "flash_attention": True, "sequence_parallel": True,
+                 "micro_batch": mbs, "grad_accum": accum, "tp_comm_overlap": True,
+                 "pp_comm_overlap": True},
+        "measured": {
+            "step_time": f"{step} s",
+            "tokens_per_second_per_gpu": round(tps, 2),
+            "derivation": f"{gbs} sequences x {seq} tokens / ({step} s x {gpus} GPUs); {step} s "
+                          f"is a block mean, not a per-step median: the median over {nblocks} "
+                          f"blocks of {nfiles} result files (each file's first block left out)"
+                          f" of (block_stop - block_start time_ms) / {spb} steps; "
+                          + V40_CHECK,
+        },
+        "not_modelled": not_modelled,
+        "notes": notes,
+    }
+
+
 def llama_record(row):
     (rnd, sub, system, cfg, nodes, gpu, gbs, accum, tp, pp, cp, vp, mbs, step, nsteps,
      nfiles) = row
@@ -546,7 +731,8 @@ def main():
     check_rows()
     differ = 0
     for row in ROWS:
-        rec = {"5.0": llama_record, "4.1": gpt3_v41_record}.get(row[0], gpt3_record)(row)
+        rec = {"5.0": llama_record, "4.1": gpt3_v41_record,
+               "4.0": gpt3_v40_record}.get(row[0], gpt3_record)(row)
         text = json.dumps(rec, indent=1, ensure_ascii=False) + "\n"
         path = ROOT / "validation" / f"{rec['id']}.json"
         if args.check:
