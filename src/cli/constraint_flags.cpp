@@ -26,83 +26,6 @@ void add_constraints(CLI::App& app, ConstraintArgs& c) {
 
 namespace {
 
-void check_pinned_settings(const Scenario& s);
-
-/// A pinned degree no plan of this cluster and model can have is the user's mistake, said as
-/// one (exit 2), not searched into "no configuration fits": it must divide the GPUs (the
-/// placed axes multiply to the world size), and tp the attention heads (docs/ranking.md §1).
-void check_pinned_degrees(const Scenario& s) {
-  const std::int64_t world = world_size(s.cluster);
-  for (const AxisInfo& row : axes) {
-    if (row.folded) continue;
-    const Bound& b = s.constraints.degree(row.axis);
-    if (b.min != b.max) continue;
-    const std::int64_t d = b.min;
-    const std::string item = fmt::format("item '{}={}'", row.name, d);
-    if (d > world || world % d != 0) {
-      throw InputError("--fix", "",
-                       fmt::format("{}: {} = {} must divide the cluster's {} GPUs", item,
-                                   row.name, d, world));
-    }
-    if (row.axis == Axis::tp && s.model.heads > 0 && s.model.heads % d != 0) {
-      throw InputError("--fix", "",
-                       fmt::format("{}: tp = {} must divide the model's {} attention heads",
-                                   item, d, s.model.heads));
-    }
-  }
-  check_pinned_settings(s);
-}
-
-/// The same for the other dimensions of the search space (inputs/space.hpp) whose pinned value
-/// no plan of this model can have, said at once rather than as "no configuration fits" with a
-/// memory reason: expert settings on a dense model, an expert split that no tp can hold (etp
-/// divides tp, which divides the GPUs and the heads), an interleaving depth no pipeline split
-/// of the layers allows (pp·v divides the layers, or the layers + 2 with the embedding and loss
-/// as stages), a micro-batch larger than the global batch's sequences.
-void check_pinned_settings(const Scenario& s) {
-  const Constraints& c = s.constraints;
-  const Model& m = s.model;
-  const auto fail = [](std::string_view name, std::int64_t d, const std::string& why) {
-    throw InputError("--fix", "", fmt::format("item '{}={}': {}", name, d, why));
-  };
-  const Bound& ep = c.bound(Dim::ep);
-  if (!is_moe(m) && ep.min > 1) fail("ep", ep.min, "ep applies to mixture-of-experts models only");
-  if (const auto etp = c.pinned(Dim::etp)) {
-    if (!is_moe(m) && *etp > 1) {
-      fail("etp", *etp, "etp applies to mixture-of-experts models only");
-    }
-    const std::int64_t room = std::gcd(world_size(s.cluster), std::max<std::int64_t>(m.heads, 1));
-    if (room % *etp != 0) {
-      fail("etp", *etp,
-           fmt::format("etp divides tp, which divides the {} GPUs and the {} heads: etp must "
-                       "divide {}",
-                       world_size(s.cluster), m.heads, room));
-    }
-  }
-  if (const auto vp = c.pinned(Dim::vp); vp && *vp > 1) {
-    bool splits = false;  // some pp >= 2 with pp·v dividing the layers (or the layers + 2)
-    for (const std::int64_t units : {m.layers, m.layers + 2}) {
-      splits = splits || (units % *vp == 0 && units / *vp >= 2);
-    }
-    if (!splits) {
-      fail("vp", *vp,
-           fmt::format("no pipeline of 2 or more stages splits the {} layers into {} chunks "
-                       "per stage (pp·vp must divide the layers)",
-                       m.layers, *vp));
-    }
-  }
-  if (s.workload.kind == WorkloadKind::training) {
-    const double sequences = s.workload.training.global_batch_tokens /
-                             static_cast<double>(std::max<std::int64_t>(m.seq_len, 1));
-    const Bound& mb = c.bound(Dim::micro_batch);
-    if (static_cast<double>(mb.min) > std::ceil(sequences)) {
-      fail("micro_batch", mb.min,
-           fmt::format("a micro-batch of {} sequences exceeds the global batch's {:.0f}",
-                       mb.min, std::ceil(sequences)));
-    }
-  }
-}
-
 /// "cp = 2" for a pinned bound, "cp >= 2" for a lower one: how the --fix items read.
 std::string bound_text(std::string_view name, const Bound& b) {
   return b.min == b.max ? fmt::format("{} = {}", name, b.min)
@@ -211,7 +134,7 @@ void apply_constraints(Scenario& s, const ConstraintArgs& c) {
   if (!c.fix.empty()) {
     s.constraints = parse_fix(c.fix, "--fix", "", s.constraints);
     check_fix_for_workload(s.constraints, s.workload.kind, "--fix", "");
-    check_pinned_degrees(s);
+    check_pinned(s, "--fix", "");
   }
   // Said at once rather than as "no configuration fits" (model/legality.hpp).
   if (s.constraints.pinned_recompute() == Recompute::op && is_moe(s.model)) {

@@ -267,6 +267,7 @@ Scenario load_scenario(const json& doc, const std::string& origin) {
   s.workload = read_workload(
       top.need("workload", "an object with kind \"training\" or \"serving\""), origin);
   check_fix_for_workload(s.constraints, s.workload.kind, origin, "/constraints/fix");
+  check_pinned(s, origin, "/constraints/fix");
   check_precision(s, origin, top.find("model")->contains("precision"),
                   top.find("workload")->contains("bytes_per_param"));
   apply_serving_read(s, *top.find("workload"));

@@ -222,3 +222,24 @@ TEST_CASE("Training CSV rows end with the interleaving depth, as the JSON gives 
   CHECK(i == ranked.size());
   CHECK(interleaved);
 }
+
+TEST_CASE("A scenario's constraints.fix is held to the same checks as --fix",
+          "[constraints][space]") {
+  std::ifstream in(std::string(PLANNER_SOURCE_DIR) + "/scenarios/a.json");
+  nlohmann::json doc = nlohmann::json::parse(in);
+  const auto message = [&](const std::string& fix) {
+    doc["constraints"] = {{"fix", fix}};
+    try {
+      (void)load_scenario(doc, "a.json");
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  // Scenario A: 64 GPUs, 32 heads, 32 layers, dense.
+  CHECK_THAT(message("tp=3"), Catch::Contains("/constraints/fix") &&
+                                  Catch::Contains("must divide the cluster's 64 GPUs"));
+  CHECK_THAT(message("vp=7"), Catch::Contains("no pipeline of 2 or more stages"));
+  CHECK_THAT(message("ep=2"), Catch::Contains("mixture-of-experts models only"));
+  CHECK(message("tp=2,vp<=2").empty());
+}
