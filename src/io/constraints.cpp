@@ -273,13 +273,8 @@ Constraints parse_fix(std::string_view text, const std::string& origin, const st
 void check_fix_for_workload(const Constraints& c, WorkloadKind kind, const std::string& origin,
                             const std::string& pointer) {
   if (kind != WorkloadKind::serving) return;
-  const std::array<Bound, dim_count> open = open_bounds();
   for (const SpaceDim& row : dimensions) {
-    const auto i = static_cast<std::size_t>(row.dim);
-    if (row.serving || (c.bounds[i].min == open[i].min && c.bounds[i].max == open[i].max &&
-                        c.excluded[i] == 0)) {
-      continue;
-    }
+    if (row.serving || !c.narrowed(row.dim)) continue;
     throw InputError(origin, pointer,
                      fmt::format("{} ({}) is a training setting: a serving search takes its "
                                  "batch from the workload and has no interleaved pipeline, "

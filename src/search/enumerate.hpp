@@ -151,8 +151,8 @@ inline void add_group(const Context& ctx, const Plan& base, Scratch& s, Visit&& 
     // A micro-batch bound (`--fix micro_batch<=2`) narrows the list itself: the rows below
     // read it in increasing order and stop at the first that does not fit, which holds for
     // any subset of it.
-    const Bound& bound = ctx.constraints.bound(Dim::micro_batch);
-    if (bound.min > 1 || bound.max < unbounded) {
+    if (ctx.constraints.narrowed(Dim::micro_batch)) {
+      const Bound& bound = ctx.constraints.bound(Dim::micro_batch);
       std::erase_if(s.micro_batches, [&](std::int64_t mb) { return !bound.holds(mb); });
     }
     known->second = {s.mb_pool.size(), s.micro_batches.size()};

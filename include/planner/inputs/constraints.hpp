@@ -88,17 +88,30 @@ struct Constraints {
   [[nodiscard]] bool allows(Recompute r) const noexcept {
     return holds(Dim::recompute, static_cast<std::int64_t>(r));
   }
+  /// Whether the constraints narrow dimension `d`: a bound left open (every value of its row)
+  /// and no value ruled out hold for every plan.
+  [[nodiscard]] bool narrowed(Dim d) const noexcept {
+    const SpaceDim& row = info(d);
+    const Bound& b = bound(d);
+    return b.min > row.min || b.max < row.max || excluded[static_cast<std::size_t>(d)] != 0;
+  }
 };
+
+/// The dimensions `c` narrows, one bit per Dim. By default none is (the constraints are
+/// checked for the framework's rules and the envelope alone), and the search
+/// (src/search/search.cpp) computes this once, not per configuration.
+[[nodiscard]] inline std::uint32_t narrowed_dims(const Constraints& c) noexcept {
+  std::uint32_t out = 0;
+  for (const SpaceDim& row : dimensions) {
+    if (c.narrowed(row.dim)) out |= 1u << static_cast<unsigned>(row.dim);
+  }
+  return out;
+}
 
 /// True when `c` admits every plan (no bound narrowed, no value ruled out, no framework rule),
 /// so the search can skip its checks.
 [[nodiscard]] inline bool unconstrained(const Constraints& c) noexcept {
-  const std::array<Bound, dim_count> open = open_bounds();
-  for (std::size_t i = 0; i < dim_count; ++i) {
-    if (c.bounds[i].min > open[i].min || c.bounds[i].max < open[i].max) return false;
-    if (c.excluded[i] != 0) return false;
-  }
-  return c.framework == Framework::unrestricted && !c.trusted;
+  return narrowed_dims(c) == 0 && c.framework == Framework::unrestricted && !c.trusted;
 }
 
 }  // namespace planner

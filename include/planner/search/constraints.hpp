@@ -141,20 +141,6 @@ inline constexpr Placement megatron_tp_pp_dp{Axis::tp, Axis::cp, Axis::pp, Axis:
   return {};
 }
 
-/// The dimensions `c` narrows, one bit per Dim: a bound left open (every value of its row) and
-/// no value ruled out holds for every plan, so the search skips it. By default none is narrowed
-/// (the constraints are checked for the framework's rules and the envelope alone), and the
-/// search (search.cpp) computes this once, not per configuration.
-[[nodiscard]] inline std::uint32_t narrowed_dims(const Constraints& c) noexcept {
-  std::uint32_t out = 0;
-  for (const SpaceDim& row : dimensions) {
-    const auto i = static_cast<std::size_t>(row.dim);
-    const Bound& b = c.bounds[i];
-    if (b.min > row.min || b.max < row.max || c.excluded[i] != 0) out |= 1u << i;
-  }
-  return out;
-}
-
 /// The dimensions the enumeration decides at `step`, one bit per Dim.
 [[nodiscard]] constexpr std::uint32_t decided_at(Decided step) noexcept {
   std::uint32_t out = 0;

@@ -32,7 +32,7 @@ struct SearchFilter {
   /// Hybrid sharding (Plan::dp_shard) required (true) or ruled out (false).
   std::optional<bool> hybrid;
   /// The user's bounds and framework (search() sets it from the context's constraints), and
-  /// the dimensions they narrow (search/constraints.hpp narrowed_dims; set with it).
+  /// the dimensions they narrow (inputs/constraints.hpp narrowed_dims; set with it).
   const Constraints* constraints = nullptr;
   std::uint32_t narrowed = 0;
   /// The model's sequence length, for the validated envelope's context-parallel split
