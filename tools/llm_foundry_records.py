@@ -14,11 +14,10 @@ against them before anything is written (L(12h^2 + 13h) + V·h + seq·h + 2h: bi
 positions, tied embeddings).
 """
 import argparse
-import json
-import pathlib
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from record_files import write_or_check
+
 COMMIT = "5e85bd62d4ec9e13353ca95877477602ab538e5b"
 README = (f"https://github.com/mosaicml/llm-foundry/blob/{COMMIT}/"
           "scripts/train/benchmarking/README.md")
@@ -227,21 +226,7 @@ def main():
         if shape_params(size, seq) != num_params:
             sys.exit(f"{size}: NumParams {num_params} is not the shape's "
                      f"{shape_params(size, seq)}; nothing written")
-    differ = 0
-    for row in ROWS:
-        rec = record(row)
-        text = json.dumps(rec, indent=1, ensure_ascii=False) + "\n"
-        path = ROOT / "validation" / f"{rec['id']}.json"
-        if args.check:
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                print(f"differs: {path.name}")
-                differ += 1
-        else:
-            path.write_text(text, encoding="utf-8")
-    if args.check:
-        sys.exit(1 if differ else 0)
-    print(f"wrote {len(ROWS)} records")
-
+    write_or_check([record(row) for row in ROWS], args.check)
 
 if __name__ == "__main__":
     main()

@@ -53,11 +53,10 @@ submissions (v4.1 b200_n8_preview is a single node; v5.0 NVL72 placement not sta
 single-node run.
 """
 import argparse
-import json
-import pathlib
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from record_files import write_or_check
+
 COMMIT = {"3.0": "63e326c400f5", "3.1": "d06288b2bd67", "4.0": "6fe954378efe",
           "4.1": "b87b9e396f77", "5.0": "0fdc28f01325"}
 REPO = {r: f"mlcommons/training_results_v{r}" for r in COMMIT}
@@ -188,6 +187,25 @@ SYSTEM_NAME = {"NVIDIA": "NVIDIA Eos", "Azure+NVIDIA": "Azure ND H100 v5",
                "NVIDIA_CoreWeave": "CoreWeave HGX H100"}
 
 
+def layout(nodes, gpu, batch_tokens, mbs, dp, tp, pp, cp, accum, tables=False):
+    """The cluster, workload and plan of one submission, alike in every round: 8-GPU nodes of
+    the catalog GPU with the tier latencies assumed as in scenarios/*.json, the distributed
+    optimizer (ZeRO-1), no recompute, SP and tp overlap, overlapped pipeline sends, and (the
+    405B) the embedding and loss as stage layers."""
+    plan = {"dp": dp, "tp": tp, "pp": pp, "cp": cp, "zero": 1, "recompute": "none",
+            "flash_attention": True, "sequence_parallel": True, "micro_batch": mbs,
+            "grad_accum": accum, "tp_comm_overlap": True, "pp_comm_overlap": True}
+    if tables:
+        plan["tables_in_pipeline_split"] = True
+    return {
+        "cluster": {"nodes": nodes, "gpus_per_node": 8, "gpu": {"catalog": gpu},
+                    "intra_node": {"latency": "5 us"}, "inter_node": {"latency": "10 us"}},
+        "workload": {"kind": "training", "global_batch_tokens": batch_tokens, "micro_batch": mbs,
+                     "bytes_per_param": 16},
+        "plan": plan,
+    }
+
+
 def gpt3_record(row):
     (rnd, sub, system, cfg, nodes, gpu, gbs, accum, tp, pp, cp, vp, mbs, step, nsteps,
      nfiles) = row
@@ -265,14 +283,7 @@ def gpt3_record(row):
         "name": (f"GPT-3 175B (MLPerf Training v{rnd} gpt3) on {gpus} H100 ({sysname}, "
                  f"{R['nemo']}, FP8)"),
         "model": dict(GPT3, precision={"compute": "fp8"}),
-        "cluster": {"nodes": nodes, "gpus_per_node": 8, "gpu": {"catalog": gpu},
-                    "intra_node": {"latency": "5 us"}, "inter_node": {"latency": "10 us"}},
-        "workload": {"kind": "training", "global_batch_tokens": gbs * seq, "micro_batch": mbs,
-                     "bytes_per_param": 16},
-        "plan": {"dp": gpus // (tp * pp * cp), "tp": tp, "pp": pp, "cp": cp, "zero": 1,
-                 "recompute": "none", "flash_attention": True, "sequence_parallel": True,
-                 "micro_batch": mbs, "grad_accum": accum, "tp_comm_overlap": True,
-                 "pp_comm_overlap": True},
+        **layout(nodes, gpu, gbs * seq, mbs, gpus // (tp * pp * cp), tp, pp, cp, accum),
         "measured": {
             "step_time": f"{step} s",
             "tokens_per_second_per_gpu": round(tps, 2),
@@ -419,14 +430,7 @@ def gpt3_v41_record(row):
         "name": (f"GPT-3 175B (MLPerf Training v4.1 gpt3) on {gpus} H100 ({sysname}, "
                  "NeMo 24.09, FP8)"),
         "model": dict(GPT3, precision={"compute": "fp8"}),
-        "cluster": {"nodes": nodes, "gpus_per_node": 8, "gpu": {"catalog": gpu},
-                    "intra_node": {"latency": "5 us"}, "inter_node": {"latency": "10 us"}},
-        "workload": {"kind": "training", "global_batch_tokens": gbs * seq, "micro_batch": mbs,
-                     "bytes_per_param": 16},
-        "plan": {"dp": dp, "tp": tp, "pp": pp, "cp": cp, "zero": 1,
-                 "recompute": "none", "flash_attention": True, "sequence_parallel": True,
-                 "micro_batch": mbs, "grad_accum": accum, "tp_comm_overlap": True,
-                 "pp_comm_overlap": True},
+        **layout(nodes, gpu, gbs * seq, mbs, dp, tp, pp, cp, accum),
         "measured": {
             "step_time": f"{step} s",
             "tokens_per_second_per_gpu": round(tps, 2),
@@ -582,14 +586,7 @@ def gpt3_v40_record(row):
         "name": (f"GPT-3 175B (MLPerf Training v4.0 gpt3) on {gpus} H100 (NVIDIA Eos, "
                  "NeMo 24.04, FP8)"),
         "model": dict(GPT3, precision={"compute": "fp8"}),
-        "cluster": {"nodes": nodes, "gpus_per_node": 8, "gpu": {"catalog": gpu},
-                    "intra_node": {"latency": "5 us"}, "inter_node": {"latency": "10 us"}},
-        "workload": {"kind": "training", "global_batch_tokens": gbs * seq, "micro_batch": mbs,
-                     "bytes_per_param": 16},
-        "plan": {"dp": dp, "tp": tp, "pp": pp, "cp": cp, "zero": 1,
-                 "recompute": "none", "flash_attention": True, "sequence_parallel": True,
-                 "micro_batch": mbs, "grad_accum": accum, "tp_comm_overlap": True,
-                 "pp_comm_overlap": True},
+        **layout(nodes, gpu, gbs * seq, mbs, dp, tp, pp, cp, accum),
         "measured": {
             "step_time": f"{step} s",
             "tokens_per_second_per_gpu": round(tps, 2),
@@ -676,14 +673,7 @@ def llama_record(row):
         "name": (f"Llama 3.1 405B (MLPerf Training v5.0 llama31_405b) on {gpus} {gpu_name} "
                  f"({'Nebius' if h200 else 'NVIDIA Eos-dfw'}, NeMo 25.01, FP8)"),
         "model": dict(LLAMA405, precision={"compute": "fp8"}),
-        "cluster": {"nodes": nodes, "gpus_per_node": 8, "gpu": {"catalog": gpu},
-                    "intra_node": {"latency": "5 us"}, "inter_node": {"latency": "10 us"}},
-        "workload": {"kind": "training", "global_batch_tokens": gbs * seq, "micro_batch": mbs,
-                     "bytes_per_param": 16},
-        "plan": {"dp": dp, "tp": tp, "pp": pp, "cp": cp, "zero": 1, "recompute": "none",
-                 "flash_attention": True, "sequence_parallel": True, "micro_batch": mbs,
-                 "grad_accum": accum, "tp_comm_overlap": True, "pp_comm_overlap": True,
-                 "tables_in_pipeline_split": True},
+        **layout(nodes, gpu, gbs * seq, mbs, dp, tp, pp, cp, accum, tables=True),
         "measured": {
             "step_time": f"{step} s",
             "tokens_per_second_per_gpu": round(tps, 2),
@@ -729,22 +719,9 @@ def main():
                         help="compare with validation/ instead of writing")
     args = parser.parse_args()
     check_rows()
-    differ = 0
-    for row in ROWS:
-        rec = {"5.0": llama_record, "4.1": gpt3_v41_record,
-               "4.0": gpt3_v40_record}.get(row[0], gpt3_record)(row)
-        text = json.dumps(rec, indent=1, ensure_ascii=False) + "\n"
-        path = ROOT / "validation" / f"{rec['id']}.json"
-        if args.check:
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                print(f"differs: {path.name}")
-                differ += 1
-        else:
-            path.write_text(text, encoding="utf-8")
-    if args.check:
-        sys.exit(1 if differ else 0)
-    print(f"wrote {len(ROWS)} records")
-
+    records = [{"5.0": llama_record, "4.1": gpt3_v41_record,
+                "4.0": gpt3_v40_record}.get(row[0], gpt3_record)(row) for row in ROWS]
+    write_or_check(records, args.check)
 
 if __name__ == "__main__":
     main()
