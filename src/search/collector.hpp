@@ -107,7 +107,8 @@ class Collector {
  public:
   Collector(const Context& ctx, const SearchOptions& options, SearchResult& result)
       : ctx_(ctx), keep_(options.keep), result_(result), whole_band_(options.whole_band),
-        within_limit_(options.keep_within_seconds), within_max_(options.keep_within_max) {
+        within_limit_(options.keep_within_seconds), within_max_(options.keep_within_max),
+        faster_than_(options.faster_than_seconds) {
     top_.reserve(keep_ + 1);
     band_plans_.swap(spare_band_plans());  // its capacity: see spare_band_plans
   }
@@ -127,6 +128,7 @@ class Collector {
   [[nodiscard]] bool beyond(double lower_bound) const noexcept {
     if (lower_bound <= within_limit_) return false;  // wanted in `within` whatever its rank
     if (keep_ == 0) return true;
+    if (faster_than_ > 0 && lower_bound > band_limit(faster_than_)) return true;
     if (!full()) return false;
     return lower_bound > band_limit(fastest_) && lower_bound > top_.back().first.exact_time;
   }
@@ -288,6 +290,7 @@ class Collector {
   bool whole_band_;
   double within_limit_;      ///< SearchOptions::keep_within_seconds
   std::size_t within_max_;   ///< SearchOptions::keep_within_max
+  double faster_than_;       ///< SearchOptions::faster_than_seconds (0: none)
   /// Training: the fastest `keep` plans by exact time; serving: the best `keep` keys.
   std::vector<std::pair<RankKey, Evaluation>> top_;
   /// Training: every plan inside the band of the fastest so far (a superset of the final band),

@@ -6,7 +6,9 @@
 // threshold scans on threads.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -182,6 +184,48 @@ TEST_CASE("Pruned, winner-only and exhaustive training searches rank identically
   // before, when it timed them).
   CHECK(found > 1000);
   CHECK(timed_pruned * 2 < timed_full);
+}
+
+TEST_CASE("A search for a plan faster than a limit answers as the unrestricted one when its "
+          "fastest is faster, and with nothing faster otherwise",
+          "[pruning]") {
+  // SearchOptions::faster_than_seconds (plan_report.cpp asks whether any plan outside the
+  // validated envelope beats the recommendation): limits on either side of each scenario's
+  // fastest plan, from a fifth slower to a fifth faster.
+  RandomScenario random(20261207);
+  const double factors[] = {0.8, 0.99, 1.0, 1.001, 1.01, 1.2};
+  int answered = 0, refused = 0;
+  for (int i = 0; i < 300; ++i) {
+    const Context ctx = random.next(false);
+    SearchOptions options;
+    options.keep = 1;
+    options.accounting = false;
+    options.filter = filter_for(i);
+    const SearchResult full = search(ctx, options);
+    if (!full.found()) continue;
+    // The answer is in the band of the fastest plan, so the fastest is at most its time.
+    const double answer_seconds = 1.0 / full.ranked.front().training.tokens_per_second;
+    for (const double f : factors) {
+      SearchOptions limited = options;
+      limited.faster_than_seconds = f * answer_seconds;
+      const SearchResult r = search(ctx, limited);
+      INFO("scenario " << i << ", limit " << f << " x the answer's time");
+      if (f > 1.0) {
+        // The fastest plan is faster than the limit: the same answer.
+        require_same_ranking(r, full);
+        ++answered;
+      } else {
+        // Whatever comes back is no faster than the limit (the caller reports nothing).
+        if (r.found()) {
+          CHECK(1.0 / r.ranked.front().training.tokens_per_second >=
+                limited.faster_than_seconds * (1.0 - 1e-12));
+        }
+        ++refused;
+      }
+    }
+  }
+  CHECK(answered > 300);
+  CHECK(refused > 100);
 }
 
 TEST_CASE("Winner-only and exhaustive searches rank identically under each framework's rules",

@@ -7,16 +7,36 @@
 #include <thread>
 #include <vector>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 /// The project's one worker pool (issue 33): helper threads running one body, joined when the
 /// pool goes out of scope, and the indexed-task loop the threshold scans use on it. The sweep
 /// runs its ordered producer (cli/sweep.cpp OrderedRun::work) on the same pool.
 
 namespace planner {
 
-/// The thread count a command uses: the one asked for, else the machine's, at least 1 and at
-/// most `tasks` (no idle threads for a short list).
+/// The cores this process may run on: on Linux its CPU affinity mask (`taskset`, a container's
+/// cpuset), which std::thread::hardware_concurrency ignores (it counts the machine's); a
+/// second thread on one allowed core only adds a context switch and a second thread's
+/// scratch memory to fault in (docs/performance.md). Elsewhere the machine's count.
+[[nodiscard]] inline unsigned usable_cores() {
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int allowed = CPU_COUNT(&set);
+    if (allowed > 0) return static_cast<unsigned>(allowed);
+  }
+#endif
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// The thread count a command uses: the one asked for, else the cores the process may use,
+/// at least 1 and at most `tasks` (no idle threads for a short list).
 [[nodiscard]] inline unsigned worker_count(unsigned asked, std::size_t tasks) {
-  unsigned n = asked ? asked : std::max(1u, std::thread::hardware_concurrency());
+  unsigned n = asked ? asked : usable_cores();
   return static_cast<unsigned>(std::min<std::size_t>(n, std::max<std::size_t>(1, tasks)));
 }
 

@@ -70,6 +70,14 @@ struct SearchOptions {
   /// At most this many plans in `within`; past it the list is emptied and
   /// SearchResult::within_overflow set (bounded memory on a space of millions of plans).
   std::size_t keep_within_max = 20'000;
+  /// Training: only an answer whose fastest plan is faster than this many seconds per token is
+  /// wanted (0: any). A candidate whose lower bound is past the tolerance band of this time
+  /// (rank.hpp band_limit) is skipped: when the unrestricted fastest plan is faster than the
+  /// limit, its whole band is below the band's limit here, so the ranked answer is the
+  /// unrestricted search's; otherwise it is some plan no faster than the limit, or none. For
+  /// "is there a plan faster than the one in hand" (plan_report.cpp: the fastest plan outside
+  /// the validated envelope), which then stops once nothing left can be.
+  double faster_than_seconds = 0;
 };
 
 /// A configuration the search dropped, with the number that drops it.
