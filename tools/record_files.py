@@ -22,3 +22,16 @@ def write_or_check(records, check):
     if check:
         sys.exit(1 if differ else 0)
     print(f"wrote {len(records)} records")
+
+
+def write_serving(records, keep_existing, dry_run):
+    """Each serving record as validation/serving/<name>.json (indent 2, UTF-8, a final
+    newline), naming each one written; with keep_existing, a record already there is left."""
+    for rec in records:
+        path = ROOT / "validation" / "serving" / f"{rec['name']}.json"
+        if keep_existing and path.exists():
+            continue
+        print(rec["name"])
+        if not dry_run:
+            path.write_text(json.dumps(rec, indent=2, ensure_ascii=False) + "\n",
+                            encoding="utf-8")

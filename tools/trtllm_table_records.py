@@ -4,7 +4,9 @@
 holds yet. Each row is typed below as the table prints it; the model shapes come from each
 model's paper or config.json, cited in SHAPES. The model's error is filled in afterwards by
 tools/serving_records.py. Usage: tools/trtllm_table_records.py [--dry-run]"""
-import json, os, sys
+import sys
+
+from record_files import write_serving
 
 COMMIT = "138f96d45f90b9667426f7c47297d8c06bafac73"
 URL = f"https://github.com/NVIDIA/TensorRT-LLM/blob/{COMMIT}/docs/source/performance.md"
@@ -162,7 +164,6 @@ def record(name, gpu, model, row, pointer, value, scenario_doc):
 
 
 def main():
-    folder = os.path.join(os.path.dirname(__file__), "..", "validation", "serving")
     out = []
     for gpu, model, batch, tp, isl, osl, per_gpu, version in THROUGHPUT:
         name = f"trtllm-{gpu}-{GPUS[gpu][2]}-{model}-tp{tp}-b{batch}-{isl}-{osl}-throughput"
@@ -184,15 +185,7 @@ def main():
                "output token)")
         out.append(record(name, gpu, model, row, "/plan/time/ttft", ms / 1000.0,
                           scenario(name, gpu, model, tp, 1, isl, 1)))
-    for r in out:
-        path = os.path.join(folder, r["name"] + ".json")
-        if os.path.exists(path):
-            continue
-        print(r["name"])
-        if "--dry-run" not in sys.argv:
-            with open(path, "w") as f:
-                json.dump(r, f, indent=2, ensure_ascii=False)
-                f.write("\n")
+    write_serving(out, keep_existing=True, dry_run="--dry-run" in sys.argv)
 
 
 if __name__ == "__main__":

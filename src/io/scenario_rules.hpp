@@ -89,6 +89,9 @@ inline constexpr std::array decode_attention_choices{
 inline constexpr std::array closed_loop_choices{
     Choice<ClosedLoop>{"staggered", ClosedLoop::staggered},
     Choice<ClosedLoop>{"lockstep", ClosedLoop::lockstep}};
+inline constexpr std::array batching_choices{
+    Choice<Batching>{"separate", Batching::separate},
+    Choice<Batching>{"mixed", Batching::mixed}};
 inline constexpr std::array first_token_choices{
     Choice<FirstToken>{"prefill", FirstToken::prefill},
     Choice<FirstToken>{"decode_step", FirstToken::decode_step}};

@@ -33,7 +33,7 @@ const std::initializer_list<std::string_view> serving_keys{
     "kind", "batch", "concurrency", "context_tokens", "input_tokens", "output_tokens",
     "prefill_chunk_tokens", "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
     "memory_bandwidth_efficiency", "layer_step_time", "bytes_per_param", "kv_sharding",
-    "decode_attention", "closed_loop", "first_token", "kv_block_tokens"};
+    "decode_attention", "closed_loop", "first_token", "kv_block_tokens", "batching", "max_batch"};
 
 /// A serving workload: `batch` (per engine) or `concurrency` (over all replicas), the
 /// context (or input and output lengths), the targets and the optional request rate.
@@ -99,6 +99,12 @@ static void read_serving(const Object& o, Serving& s) {
   }
   s.first_token = o.maybe_choice("first_token", first_token_choices).value_or(FirstToken::prefill);
   s.kv_block_tokens = o.maybe_int("kv_block_tokens", block_tokens).value_or(1);
+  s.batching = o.maybe_choice("batching", batching_choices).value_or(Batching::separate);
+  s.max_batch = o.maybe_int("max_batch", batch_count).value_or(0);
+  if (s.max_batch > 0 && s.concurrency == 0) {
+    o.fail_at("max_batch", "\"max_batch\" caps a \"concurrency\"'s sequences per engine; with "
+                           "\"batch\" the engine's batch is given: remove one");
+  }
 }
 
 Workload read_workload(const json& v, const std::string& origin) {
@@ -112,7 +118,8 @@ Workload read_workload(const json& v, const std::string& origin) {
        "context_tokens", "input_tokens", "output_tokens", "prefill_chunk_tokens",
        "slo_per_token", "slo_ttft", "slo_percentile", "request_rate",
        "memory_bandwidth_efficiency", "layer_step_time", "bytes_per_param", "kv_sharding",
-       "decode_attention", "closed_loop", "first_token", "kv_block_tokens"});
+       "decode_attention", "closed_loop", "first_token", "kv_block_tokens", "batching",
+       "max_batch"});
   Workload w;
   (void)o.need("kind", "\"training\" or \"serving\"");
   w.kind = *o.maybe_choice("kind", kind_choices);

@@ -21,8 +21,11 @@ json serving_time_json(const Context& ctx, const ServingTime& t) {
   json j{{"weight_read", d.weight_read_seconds},
               {"kv_read", d.kv_read_seconds},
               {"decode_compute", d.compute_seconds},
+              {"decode_gemm", d.gemm_kernel_seconds},
+              {"decode_attention", d.attention_kernel_seconds},
               {"layer_fixed", d.fixed_seconds},
               {"compute_bound", d.compute_bound},
+              {"gemm_compute_bound", d.gemm_compute_bound},
               {"tp", d.tp_seconds},
               {"tp_algorithm", std::string(to_string(d.tp_collective.algorithm))},
               {"pp", d.pp_seconds},
@@ -39,6 +42,12 @@ json serving_time_json(const Context& ctx, const ServingTime& t) {
                                {"tp", p.tp_seconds},
                                {"pp", p.pp_seconds},
                                {"seconds", p.seconds}}},
+              {"prompts_per_forward", t.prompt.prompts},
+              {"prompt_engine_seconds", t.prompt.engine_seconds},
+              {"prompt_first_token", t.prompt.first_token_seconds},
+              {"batching", std::string(ctx.workload.serving.batching == Batching::mixed
+                                           ? "mixed"
+                                           : "separate")},
               {"prefill_share", t.prefill_share},
               {"requests_per_second", t.requests_per_second},
               {"queue_wait", json{{"mean", t.queue.mean_seconds},
@@ -101,7 +110,8 @@ std::string serving_time_text(const Context& ctx, const ServingTime& t) {
                         : std::string("\n");
   out += fmt::format("  decode compute     {:>12}   ({:.0f} sequences; {})\n",
                      seconds_text(d.compute_seconds), d.batch,
-                     d.compute_bound ? "compute-bound" : "below the reads: memory-bound");
+                     d.gemm_compute_bound ? "the GEMMs compute-bound, the cache read after them"
+                                     : "below the reads: memory-bound");
   if (d.fixed_seconds > 0) {
     out += fmt::format("  layer fixed costs  {:>12}   ({} per layer: kernel floors and launch "
                        "gaps)\n",
@@ -128,6 +138,18 @@ std::string serving_time_text(const Context& ctx, const ServingTime& t) {
     out += fmt::format("  prefill            {:>12}   (the one-token prompt goes straight to the "
                        "first-token decode step)\n",
                        "none");
+  }
+  if (t.prompt.prompts > 1 || t.prompt.decoding_alongside > 0) {
+    out += fmt::format("  prompts together   {:>12.1f}   ({}; each costs the engine {})\n",
+                       t.prompt.prompts,
+                       t.prompt.decoding_alongside > 0
+                           ? fmt::format("in the decode iteration of {:.0f} sequences, first "
+                                         "tokens after {}",
+                                         t.prompt.decoding_alongside,
+                                         seconds_text(t.prompt.first_token_seconds))
+                           : fmt::format("one prefill forward, first tokens after {}",
+                                         seconds_text(t.prompt.first_token_seconds)),
+                       seconds_text(t.prompt.engine_seconds));
   }
   if (w.request_rate_per_second > 0) {
     out += fmt::format("  queue for prefill  {:>12}   (p{:.0f}; mean {}, {:.2f} requests/s per "

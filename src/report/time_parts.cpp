@@ -38,13 +38,12 @@ std::vector<TimePart> training_parts(const TrainingTime& t) {
 std::vector<TimePart> serving_parts(const ServingTime& t) {
   const DecodeStep& d = t.decode;
   std::vector<TimePart> out;
-  // decode.hpp: the step pays the larger of the reads and the compute.
-  if (d.compute_bound) {
-    out.push_back({"decode compute", 0, d.compute_seconds});
-  } else {
-    out.push_back({"weight read", 0, d.weight_read_seconds});
-    out.push_back({"KV-cache read", 0, d.kv_read_seconds});
-  }
+  // decode.hpp: the GEMMs pay the larger of their weight read and their FLOPs, the
+  // attention the larger of its cache read and its FLOPs.
+  out.push_back({d.gemm_compute_bound ? "decode GEMMs" : "weight read", 0, d.gemm_kernel_seconds});
+  out.push_back({d.attention_kernel_seconds > d.kv_read_seconds ? "decode attention"
+                                                                : "KV-cache read",
+                 0, d.attention_kernel_seconds});
   out.push_back({"tp all-reduces", 0, d.tp_seconds});
   out.push_back({"ep all-to-alls", 0, d.ep.seconds});
   out.push_back({"stage sends", 0, d.pp_seconds});

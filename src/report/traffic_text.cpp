@@ -224,11 +224,11 @@ std::string token_summary(const Context& ctx, const Evaluation& e) {
   const DecodeStep& t = s.decode;
   std::string step = fmt::format("weights {} + KV cache {}", seconds_text(t.weight_read_seconds),
                                  seconds_text(t.kv_read_seconds));
-  if (t.compute_bound) {
-    step = fmt::format("GEMMs and attention at batch {:.0f} {} (above the {} of weight and KV "
-                       "reads)",
-                       t.batch, seconds_text(t.compute_seconds),
-                       seconds_text(t.weight_read_seconds + t.kv_read_seconds));
+  if (t.gemm_compute_bound) {
+    step = fmt::format("GEMMs at batch {:.0f} {} (above the {} weight read) + KV cache {}",
+                       t.batch, seconds_text(t.gemm_seconds),
+                       seconds_text(t.weight_read_seconds),
+                       seconds_text(t.attention_kernel_seconds));
   }
   if (t.fixed_seconds > 0) {
     step += fmt::format(" + layer fixed costs {}", seconds_text(t.fixed_seconds));

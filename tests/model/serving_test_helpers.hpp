@@ -24,6 +24,16 @@ inline Model llama70b() {
   return m;
 }
 
+/// Llama-3.1-8B (Dubey et al. 2024, Table 3) on the 70B's conventions.
+inline Model llama31_8b() {
+  Model m = llama70b();
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.ffn_hidden = 14336;
+  return m;
+}
+
 inline Cluster h100_node() {
   Cluster c;
   c.nodes = 1;

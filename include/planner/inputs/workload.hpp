@@ -108,6 +108,15 @@ enum class ClosedLoop { staggered, lockstep };
 /// later)", then Generate).
 enum class FirstToken { prefill, decode_step };
 
+/// Where a prompt's prefill runs (docs/model.md §8.3): in forwards of its own that stall the
+/// running batch (vLLM's V0 scheduler without chunked prefill, SGLang's default; Agrawal et
+/// al. 2024, Sarathi-Serve, §2.3), or inside the running batch's decode iteration, one
+/// forward over the decode tokens and the prompts' tokens (iteration-level scheduling with
+/// selective batching, Yu et al. 2022, Orca, §4; TensorRT-LLM's in-flight batching, vLLM V1,
+/// Sarathi-Serve's stall-free batching): the weights are read and each layer's fixed costs
+/// paid once for both.
+enum class Batching { separate, mixed };
+
 struct Serving {
   std::int64_t batch = 1;             ///< concurrent sequences per engine
   std::int64_t concurrency = 0;       ///< concurrent sequences over all replicas; 0 = use batch
@@ -133,6 +142,10 @@ struct Serving {
   ClosedLoop closed_loop = ClosedLoop::staggered;
   FirstToken first_token = FirstToken::prefill;
   std::int64_t kv_block_tokens = 1;  ///< paged-cache block (vLLM: 16); 1 = token granular
+  Batching batching = Batching::separate;
+  /// The engine's most concurrent sequences (TensorRT-LLM max_batch_size, vLLM max_num_seqs,
+  /// SGLang max_running_requests) when a concurrency's users are more; 0 = what memory holds.
+  std::int64_t max_batch = 0;
 };
 
 /// Concurrent sequences one engine decodes together: the total spread over the replicas and

@@ -317,8 +317,10 @@ inline void add_training_activations(const Model& m, const Cluster& c, const Tra
                                           double per_sequence_bytes) noexcept {
   const double users = static_cast<double>(p.micro_batch);
   if (w.concurrency <= 0 || !(per_sequence_bytes > 0)) return users;
+  // The engine's own limit (Serving::max_batch) caps what its memory would hold.
+  const double most = w.max_batch > 0 ? std::min(users, static_cast<double>(w.max_batch)) : users;
   const double fit = std::floor(free_bytes / per_sequence_bytes);
-  return std::clamp(fit, 1.0, users);
+  return std::clamp(fit, 1.0, most);
 }
 
 /// Serving ledger: the stage's weights split by tp, the KV cache of the sequences the engine

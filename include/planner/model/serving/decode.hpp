@@ -26,7 +26,13 @@ struct DecodeStep {
   double kv_reads = 1;  ///< loads of each cached element per step (kv_reads_per_element)
   double flops = 0;                ///< per GPU of the largest stage
   double compute_seconds = 0;      ///< all stages, at the compute dtype's effective rate
-  bool compute_bound = false;      ///< compute exceeds the weight and KV reads
+  double gemm_seconds = 0;         ///< of compute_seconds, the GEMMs' (the rest is attention's)
+  /// The GEMM kernels' time, max(weight read, GEMM FLOPs), and the attention kernels',
+  /// max(KV read, attention FLOPs), all stages: kernels that run one after another.
+  double gemm_kernel_seconds = 0;
+  double attention_kernel_seconds = 0;
+  bool compute_bound = false;      ///< all FLOPs exceed all reads (weights and cache)
+  bool gemm_compute_bound = false; ///< the GEMMs' FLOPs exceed the weight read
   double fixed_seconds = 0;        ///< all stages: each layer's kernel floors and launch gaps
   std::int64_t tp_messages = 0;
   double tp_message_bytes = 0;
@@ -49,9 +55,10 @@ struct DecodeStep {
 
 /// Each stage reads its weights and its batch's KV cache once per step (Pope et al. 2022,
 /// arXiv 2211.05102, §3: decode is memory-bound at small batch) and computes 2 FLOPs per
-/// parameter per sequence plus 4·h per cached token per layer of attention; the stage takes
-/// the larger of the two (a roofline: Williams et al. 2009), so at large batch the GEMMs
-/// bind. The tp group all-reduces b·h activations twice per layer (after attention and after
+/// parameter per sequence plus 4·h per cached token per layer of attention; the GEMMs take
+/// the larger of their weight read and their FLOPs, the attention kernels the larger of the
+/// cache read and theirs (a roofline per kernel: Williams et al. 2009), so at large batch the
+/// GEMMs bind while the cache read still adds. The tp group all-reduces b·h activations twice per layer (after attention and after
 /// the MLP); stages run one after another for a token and add a send per boundary. Each layer
 /// adds a fixed cost, its kernels' floors and launch gaps (Serving::layer_step_seconds,
 /// fitted to batch-1 decode sweeps over tp: docs/model.md §8.2); weights and KV cache are
@@ -78,11 +85,21 @@ struct DecodeStep {
   t.fixed_seconds = stages * static_cast<double>(stage_layers(m, p)) * w.layer_step_seconds;
   const double tp = static_cast<double>(p.tp);
   const double gemm_params = stage_layer_params(m, p) + static_cast<double>(m.vocab) * h;
-  t.flops = (2.0 * gemm_params * batch +
-             4.0 * h * context * batch * static_cast<double>(stage_layers(m, p))) / tp;
+  const double gemm_flops = 2.0 * gemm_params * batch / tp;
+  t.flops = gemm_flops + 4.0 * h * context * batch * static_cast<double>(stage_layers(m, p)) / tp;
   t.compute_seconds = stages * t.flops / flops_per_second;
-  const double memory_seconds = t.weight_read_seconds + t.kv_read_seconds;
-  t.compute_bound = t.compute_seconds > memory_seconds;
+  t.gemm_seconds = stages * gemm_flops / flops_per_second;
+  // A roofline per kernel class (Williams et al. 2009, applied operator by operator as in
+  // LLM-Viewer, Yuan et al. 2024, arXiv 2402.16363, §3): the GEMMs stream the weights and the
+  // attention kernels the cache, one after the other, so a step is the sum of the two
+  // kernels' own max(bytes/bandwidth, FLOPs/rate). (One roofline over both, max(weights +
+  // cache, all FLOPs), let the GEMMs' compute hide the attention's cache read: at a large
+  // batch, where the GEMMs turn compute-bound, it read TensorRT-LLM's 128/2048 throughput
+  // 10-50 % fast; docs/model.md §8.2.)
+  t.gemm_kernel_seconds = std::max(t.weight_read_seconds, t.gemm_seconds);
+  t.attention_kernel_seconds = std::max(t.kv_read_seconds, t.compute_seconds - t.gemm_seconds);
+  t.compute_bound = t.compute_seconds > t.weight_read_seconds + t.kv_read_seconds;
+  t.gemm_compute_bound = t.gemm_seconds > t.weight_read_seconds;
   t.tp_message_bytes = batch * h * bytes_of(m.precision.activations);
   const std::size_t network = c.network_index();
   if (p.tp > 1) {
@@ -107,8 +124,8 @@ struct DecodeStep {
   }
   t.ep = serving_all_to_all(m, c, p, batch, moe_layer_count(m));
   t.inter_node_bytes += t.ep.inter_node_bytes;
-  t.seconds = std::max(memory_seconds, t.compute_seconds) + t.fixed_seconds + t.tp_seconds +
-              t.pp_seconds + t.ep.seconds;
+  t.seconds = t.gemm_kernel_seconds + t.attention_kernel_seconds + t.fixed_seconds +
+              t.tp_seconds + t.pp_seconds + t.ep.seconds;
   return t;
 }
 

@@ -62,6 +62,8 @@ struct PrefillTime {
   double flops = 0;              ///< per GPU of the largest stage, all chunks
   double compute_seconds = 0;    ///< FLOPs at the compute dtype's effective rate
   double memory_seconds = 0;     ///< weight and KV re-reads, one per chunk
+  double kv_seconds = 0;         ///< of memory_seconds, the prompts' cache re-reads
+  double gemm_seconds = 0;       ///< of compute_seconds, the GEMMs' (the rest is attention's)
   double fixed_seconds = 0;      ///< each layer's kernel floors, once per chunk
   double tp_seconds = 0;         ///< two all-reduces of chunk·h per layer per chunk
   double ep_seconds = 0;         ///< MoE under ep: dispatch and combine per MoE layer per chunk
@@ -70,9 +72,10 @@ struct PrefillTime {
   double seconds = 0;            ///< prompt in, first token out, no queueing
 };
 
-/// One prompt through a tp × pp engine. Each chunk takes max(compute, memory) on a stage plus
-/// its tp all-reduces (Pope et al. 2022 §3: prefill is compute-bound once a chunk holds
-/// enough tokens, decode is memory-bound); chunked prefill splits the prompt into pieces of
+/// One prompt through a tp × pp engine. Each chunk takes, on a stage, its GEMMs' max(weight
+/// read, FLOPs) and its attention's max(cache re-read, FLOPs), plus its tp all-reduces (Pope
+/// et al. 2022 §3: prefill is compute-bound once a chunk holds enough tokens, decode is
+/// memory-bound); chunked prefill splits the prompt into pieces of
 /// `prefill_chunk_tokens` (Agrawal et al. 2024, Sarathi-Serve, arXiv 2403.02310, §4.1),
 /// each re-reading the stage's weights and the prompt's cache so far. Under `first_token:
 /// decode_step` the forward runs the prompt but its last token (workload.hpp FirstToken).
@@ -102,8 +105,10 @@ struct PrefillTime {
     const PrefillChunkFlops f = prefill_chunk_flops(m, p, begin, end, end == t.prompt_tokens);
     const double flops = prompts * f.total();
     const double compute = flops / flops_per_second;
-    const double memory = weights_bytes / bandwidth +
-                          prompts * kv_per_token * static_cast<double>(end) / kv_bandwidth;
+    const double gemm = prompts * f.gemm / flops_per_second;
+    const double kv = prompts * kv_per_token * static_cast<double>(end) / kv_bandwidth;
+    const double weights = weights_bytes / bandwidth;
+    const double memory = weights + kv;
     double tp = 0;
     if (tp_tier != nullptr) {
       const double message = prompts * static_cast<double>(end - begin) *
@@ -116,11 +121,16 @@ struct PrefillTime {
                           .seconds;
     const double fixed =
         static_cast<double>(stage_layers(m, p)) * w.layer_step_seconds;  // kernel floors
-    const double busy = std::max(compute, memory) + fixed + tp + ep;
+    // The GEMMs and the attention kernels run one after the other, each at its own roofline
+    // (decode.hpp).
+    const double busy =
+        std::max(weights, gemm) + std::max(kv, compute - gemm) + fixed + tp + ep;
     ++t.chunks;
     t.flops += flops;
     t.compute_seconds += compute;
     t.memory_seconds += memory;
+    t.kv_seconds += kv;
+    t.gemm_seconds += gemm;
     t.fixed_seconds += fixed;
     t.tp_seconds += tp;
     t.ep_seconds += ep;

@@ -8,6 +8,7 @@
 #include "planner/inputs/plan.hpp"
 #include "planner/inputs/workload.hpp"
 #include "planner/model/memory.hpp"
+#include "planner/model/serving/batching.hpp"
 #include "planner/model/serving/decode.hpp"
 #include "planner/model/serving/kv_cache.hpp"
 #include "planner/model/serving/prefill.hpp"
@@ -21,6 +22,9 @@ namespace planner {
 struct ServingTime {
   DecodeStep decode;     ///< one iteration at the engine's (steady-state) batch
   PrefillTime prefill;   ///< one prompt alone
+  /// Staggered users and request rates: the prompts prefilled together and what each costs
+  /// the decoding batch (batching.hpp); the lockstep rounds time their own prefills.
+  PromptForward prompt;
   /// closed_loop lockstep: the first prompt of the opening round, alone on the idle engine,
   /// to its first token; zero otherwise.
   double round_lead_seconds = 0;
@@ -138,11 +142,14 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
   ServingTime t;
   t.replicas = p.dp;
   t.prefill = prefill_time(m, c, w, p, ledger.weights_bytes, flops_per_second);
-  const double engine_prefill = t.prefill.stage_seconds;  // the engine's busy time per prompt
   const double o = static_cast<double>(w.output_tokens);
   const double users = static_cast<double>(p.micro_batch);
   const double full = serving_slots(m, w, p, ledger);  // what the engine holds at once
   t.slots = full;
+  // The prompts' forward at the full batch (batching.hpp); under a request rate, again at
+  // the steady batch below. engine_prefill: the engine's busy time per prompt.
+  t.prompt = prompt_forward(m, c, w, p, full, ledger.weights_bytes, flops_per_second);
+  double engine_prefill = t.prompt.engine_seconds;
   Plan held = p;
   held.micro_batch = static_cast<std::int64_t>(full);
   double batch = full;
@@ -165,6 +172,8 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
       t.requests_per_second = t.saturation_requests_per_second;  // what it completes
     } else {
       batch = std::max(steady, 1.0);
+      t.prompt = prompt_forward(m, c, w, p, batch, ledger.weights_bytes, flops_per_second);
+      engine_prefill = t.prompt.engine_seconds;
       t.decode = decode_step(m, c, w, p, batch, ledger.weights_bytes, flops_per_second);
       t.queue = md1_wait(t.requests_per_second, engine_prefill, w.slo_percentile);
       const double decoding = std::min(1.0, steady);  // share of the time a step is running
@@ -259,7 +268,8 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
     // for prefill it waits for a slot.
     if (users > full) {
       t.slot_wait_seconds = std::max(0.0, users / t.requests_per_second - decoding_seconds -
-                                              t.prefill.seconds - t.queue.mean_seconds);
+                                              t.prompt.first_token_seconds -
+                                              t.queue.mean_seconds);
     }
   }
   t.per_token_seconds = t.decode.seconds / (1.0 - t.prefill_share);
@@ -267,10 +277,10 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
   // first_token decode_step: the prompt's last token rides the next step of the running batch.
   if (w.first_token == FirstToken::decode_step) t.first_token_step_seconds = t.decode.seconds;
   if (!t.ttft_unbounded) {
-    t.ttft_seconds = t.prefill.seconds + t.queue.quantile_seconds + t.iteration_wait_seconds +
-                     t.slot_wait_seconds + t.first_token_step_seconds;
-    t.ttft_mean_seconds = t.prefill.seconds + t.queue.mean_seconds + iteration_wait_mean +
-                          t.slot_wait_seconds + t.first_token_step_seconds;
+    t.ttft_seconds = t.prompt.first_token_seconds + t.queue.quantile_seconds +
+                     t.iteration_wait_seconds + t.slot_wait_seconds + t.first_token_step_seconds;
+    t.ttft_mean_seconds = t.prompt.first_token_seconds + t.queue.mean_seconds +
+                          iteration_wait_mean + t.slot_wait_seconds + t.first_token_step_seconds;
   }
   const double engine_tokens = w.output_tokens > 0 && (open_loop || t.overloaded)
                                    ? t.requests_per_second * o
@@ -301,9 +311,11 @@ inline void judge(const Serving& w, ServingTime& t) noexcept {
   };
   // Without a prefill forward (one-token prompts whose token a decode step takes) the engine's
   // saturation rate bounds what it completes instead.
-  double hi = prefill > 0 ? 1.0 / prefill
-                          : serving_time(m, c, w, p, ledger, flops_per_second)
-                                .saturation_requests_per_second;
+  // Prompts batched together (batching.hpp) cost the engine less than one alone, so the
+  // engine's full-batch rate may exceed 1/prefill: the larger of the two bounds it.
+  const double saturation =
+      serving_time(m, c, w, p, ledger, flops_per_second).saturation_requests_per_second;
+  double hi = prefill > 0 ? std::max(1.0 / prefill, saturation) : saturation;
   if (!(hi > 0) || !std::isfinite(hi)) return 0;
   double lo = 0;
   if (!meets(hi * 1e-6)) return 0;
