@@ -204,6 +204,8 @@ void apply_serving_read(Scenario& s, const json& workload) {
     w.kv_bandwidth_efficiency = read.kv_efficiency.value;
   }
   if (!workload.contains("layer_step_time")) w.layer_step_seconds = read.layer_step_seconds.value;
+  w.catalog_reads =
+      !workload.contains("memory_bandwidth_efficiency") && !workload.contains("layer_step_time");
 }
 
 /// The compute dtype needs a rate, and a serving job's weight dtype sets its bytes per

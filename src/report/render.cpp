@@ -9,6 +9,7 @@
 #include "planner/io/context.hpp"
 #include "planner/model/activations.hpp"
 #include "planner/report/accuracy.hpp"
+#include "planner/report/serving_accuracy.hpp"
 #include "planner/report/scaling_report.hpp"
 #include "planner/io/text.hpp"
 #include "planner/report/headline.hpp"
@@ -340,6 +341,7 @@ json report_json(const PlanReport& r) {
     if (const std::optional<QuotedAccuracy> a = plan_accuracy(ctx, r.result.ranked.front().plan)) {
       j["accuracy"] = accuracy_json(*a);
     }
+    if (quotes_serving_accuracy(ctx)) j["accuracy"] = serving_accuracy_json();
   }
   // Ranked for trust (docs/ranking.md §4): whether the answer lies inside the validated
   // envelope, and the faster plan outside it.
@@ -420,6 +422,7 @@ json evaluation_report_json(const Scenario& s, const Context& ctx, const Evaluat
   if (const std::optional<QuotedAccuracy> a = plan_accuracy(ctx, e.plan)) {
     j["accuracy"] = accuracy_json(*a);
   }
+  if (quotes_serving_accuracy(ctx)) j["accuracy"] = serving_accuracy_json();
   return j;
 }
 

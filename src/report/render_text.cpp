@@ -11,6 +11,7 @@
 
 #include "planner/io/context.hpp"
 #include "planner/report/accuracy.hpp"
+#include "planner/report/serving_accuracy.hpp"
 #include "planner/report/scaling_report.hpp"
 #include "planner/io/text.hpp"
 #include "planner/report/headline.hpp"
@@ -230,6 +231,7 @@ std::string report_text(const PlanReport& r, TextDetail detail) {
   if (const std::optional<QuotedAccuracy> a = plan_accuracy(ctx, best.plan)) {
     out += "  " + accuracy_sentence(*a) + "\n";
   }
+  if (quotes_serving_accuracy(ctx)) out += "  " + serving_accuracy_sentence() + "\n";
   if (r.envelope_empty) out += "  " + envelope_empty_sentence(ctx, best.plan) + "\n";
   if (r.unvalidated) out += "  " + unvalidated_sentence(ctx, best, *r.unvalidated) + "\n";
   if (r.pinned) {
@@ -311,6 +313,7 @@ std::string evaluation_report_text(const Scenario& s, const Context& ctx, const 
   if (const std::optional<QuotedAccuracy> a = plan_accuracy(ctx, e.plan)) {
     out += "  " + accuracy_sentence(*a) + "\n";
   }
+  if (quotes_serving_accuracy(ctx)) out += "  " + serving_accuracy_sentence() + "\n";
   const std::vector<TrafficNote> notes = traffic_notes(ctx, e);
   if (!notes.empty()) {
     out += "\nTraffic\n";

@@ -268,8 +268,9 @@ TEST_CASE("plan quotes the accuracy for a catalog GPU at its fitted rate only",
   CHECK_THAT(wide.out, Catch::Contains("No published run validates this regime (16-bit, ZeRO-3 "
                                        "(FSDP), dense, over 2,048 GPUs); the nearest, 4 runs "
                                        "(16-bit, ZeRO-3 (FSDP), dense, 257-2,048 GPUs)"));
-  // A typed rate is the user's number (scenario B's 400 TFLOP/s effective), and serving has
-  // its own figures (validation/serving/README.md): no quote.
+  // A typed rate is the user's number (scenario B's 400 TFLOP/s effective), and the serving
+  // scenario types its decode bandwidth (0.7 of the datasheet): no quote (a serving plan on
+  // the catalog's figures quotes the serving records', test_serving_validation.cpp).
   for (const char* other : {"scenarios/b.json", "scenarios/llama31-70b-serving-h100.json"}) {
     INFO(other);
     const auto r = cli_harness::run({"plan", other, "--no-thresholds", "--format", "json"});

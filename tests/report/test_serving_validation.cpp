@@ -4,13 +4,20 @@
 // within target must be, and every recorded error must still be the model's error (a model
 // change that moves one fails here until tools/serving_records.py refreshes the records).
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <unistd.h>
+#include <vector>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
 #include "planner/base/error.hpp"
+#include "planner/report/serving_accuracy.hpp"
 #include "planner/report/validate_serving.hpp"
 
 using namespace planner;
@@ -81,4 +88,57 @@ TEST_CASE("a serving record with an unknown pointer is refused by name", "[servi
   record["measured"]["value"] = -1;
   CHECK_THROWS_WITH(validate_serving_record(record, "r.json"),
                     Catch::Contains("/measured/value"));
+}
+
+TEST_CASE("The quoted serving accuracy is what the serving records give",
+          "[serving][validation][accuracy]") {
+  // Each metric's row of report/serving_accuracy.hpp recomputed from validation/serving/:
+  // count, median and worst |error|, signed median (to the table's four decimals).
+  std::map<std::string, std::vector<double>> errors;
+  for (const auto& entry : std::filesystem::directory_iterator(serving_dir())) {
+    if (entry.path().extension() != ".json") continue;
+    const ServingResult r = validate_serving_record(read(entry.path()), entry.path().string());
+    REQUIRE(r.error().has_value());
+    errors[r.metric].push_back(*r.error());
+  }
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  };
+  REQUIRE(errors.size() == serving_accuracy.size());
+  for (const ServingAccuracy& a : serving_accuracy) {
+    INFO(a.metric << ": recompute with tools/serving_records.py and copy the figures");
+    const std::vector<double>& e = errors.at(std::string(a.metric));
+    std::vector<double> abs_e;
+    for (const double x : e) abs_e.push_back(std::abs(x));
+    CHECK(static_cast<int>(e.size()) == a.records);
+    CHECK(median(abs_e) == Approx(a.median_abs_error).margin(5e-5));
+    CHECK(*std::max_element(abs_e.begin(), abs_e.end()) == Approx(a.max_abs_error).margin(5e-5));
+    CHECK(median(e) == Approx(a.median_error).margin(5e-5));
+  }
+}
+
+TEST_CASE("A serving prediction on the catalog's figures quotes the measured error, one on typed "
+          "figures does not",
+          "[serving][accuracy][cli]") {
+  const json record = read(serving_dir() / "trtllm-v1.0-h100-fp8-llama3.1-8b-tp1-128-128-"
+                                           "throughput.json");
+  json scenario = record.at("scenario");
+  const std::string file = "/tmp/planner-serving-quote-" + std::to_string(::getpid()) + ".json";
+  std::ofstream(file) << scenario.dump();
+  cli_harness::Run r = cli_harness::run({"memory", file});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("Error of this serving model on 311 published measurements"));
+  CHECK_THAT(r.out, Catch::Contains("time per output token 4.4 % median (24 records)"));
+  r = cli_harness::run({"plan", file, "--no-thresholds", "--format", "json"});
+  REQUIRE(r.code == 0);
+  CHECK(json::parse(r.out).at("accuracy").at("ttft").at("records") == 104);
+  // The user's own bandwidth fraction: a number the records do not measure.
+  scenario["workload"]["memory_bandwidth_efficiency"] = 0.7;
+  std::ofstream(file) << scenario.dump();
+  r = cli_harness::run({"memory", file});
+  std::remove(file.c_str());
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, !Catch::Contains("Error of this serving model"));
 }

@@ -136,6 +136,9 @@ struct Serving {
   /// Fixed cost of one layer in one forward step (decode step or prefill chunk): its kernels'
   /// floors and launch gaps, from the catalog (io/catalog.hpp serving_read).
   double layer_step_seconds = 0;
+  /// The reads and the layer floor are the catalog's fitted ones (neither typed): the figures
+  /// whose measured error `plan` quotes (report/serving_accuracy.hpp).
+  bool catalog_reads = false;
   double bytes_per_param = 2;        ///< weight bytes (bf16)
   KvSharding kv_sharding = KvSharding::replicate;
   DecodeAttention decode_attention = DecodeAttention::grouped;

@@ -1,0 +1,48 @@
+#pragma once
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "planner/model/evaluate.hpp"
+
+/// How far the serving model has been from published serving measurements, per metric: what
+/// `planner plan` and `planner memory` quote beside a serving prediction, as report/
+/// accuracy.hpp does for training. The figures are `planner validate validation/`'s over
+/// validation/serving/ (none of which is fitted to); docs/validation.md §Serving validation
+/// reports them, and tests/report/test_serving_validation.cpp recomputes every row from the
+/// records, so the table cannot drift from them.
+
+namespace planner {
+
+struct ServingAccuracy {
+  std::string_view metric;      ///< as validate_serving.hpp names it: ttft, per_token, throughput
+  std::string_view words;       ///< as the sentence says it
+  int records = 0;
+  double median_abs_error = 0;  ///< a fraction
+  double max_abs_error = 0;
+  double median_error = 0;      ///< signed: > 0 means the model predicts a larger figure
+};
+
+/// `planner validate validation/serving` at the commit that last changed the serving model.
+inline constexpr std::array<ServingAccuracy, 3> serving_accuracy{{
+    {"per_token", "time per output token", 24, 0.0444, 0.2040, -0.0249},
+    {"ttft", "first token", 104, 0.1757, 0.8542, -0.0089},
+    {"throughput", "throughput", 183, 0.0760, 0.6498, -0.0085},
+}};
+
+/// Whether a serving prediction on `ctx` carries the quote: the catalog's fitted GEMM rate and
+/// reads, nothing typed or calibrated (a typed rate is the user's number, whose error the
+/// records do not measure).
+[[nodiscard]] bool quotes_serving_accuracy(const Context& ctx) noexcept;
+
+/// "Error of this serving model on 311 published measurements (planner validate
+/// validation/): time per output token 4.4 % median (24), 20.4 % at worst; ..."
+[[nodiscard]] std::string serving_accuracy_sentence();
+
+/// The table as JSON: {metric: {records, median_abs_error, max_abs_error, median_error}}.
+[[nodiscard]] nlohmann::json serving_accuracy_json();
+
+}  // namespace planner
