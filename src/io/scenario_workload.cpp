@@ -99,7 +99,7 @@ static void read_serving(const Object& o, Serving& s) {
   }
   s.first_token = o.maybe_choice("first_token", first_token_choices).value_or(FirstToken::prefill);
   s.kv_block_tokens = o.maybe_int("kv_block_tokens", block_tokens).value_or(1);
-  s.batching = o.maybe_choice("batching", batching_choices).value_or(Batching::separate);
+  s.batching = o.maybe_choice("batching", batching_choices).value_or(Batching::mixed);
   s.max_batch = o.maybe_int("max_batch", batch_count).value_or(0);
   if (s.max_batch > 0 && s.concurrency == 0) {
     o.fail_at("max_batch", "\"max_batch\" caps a \"concurrency\"'s sequences per engine; with "

@@ -138,8 +138,10 @@ TEST_CASE("first token from a decode step: the prefill runs all but the prompt's
   const double s32 = decode_step(m, c, w, p, 32, l.weights_bytes, 400e12).seconds;
   CHECK(single.ttft_mean_seconds == Approx((s1 + 31 * (s1 + s32)) / 32));
   CHECK(std::isfinite(max_request_rate(m, c, w, p, serving_ledger(m, c, w, p), 400e12)));
-  // Staggered users: the prompt but its last token, then the running batch's step.
+  // Staggered users: the prompt but its last token, then the running batch's step (its
+  // prefill a forward apart, batching "separate", whose formula this is).
   w.closed_loop = ClosedLoop::staggered;
+  w.batching = Batching::separate;
   w.input_tokens = 2048;
   w.context_tokens = 2304;
   const ServingTime staggered = serving_time(m, c, w, p, l, 400e12);
@@ -206,6 +208,7 @@ TEST_CASE("users whose caches do not all fit wait for a slot, the engine runs wh
   c.gpu.reserve_bytes = 0;
   Serving w = round_trip(16384, 16384);  // 32,768 reserved tokens a sequence
   w.concurrency = 100;
+  w.batching = Batching::separate;  // the stall formula below
   Plan p = engine(1, 100);
   p.dp = 1;
   Model small = m;  // an 8-layer slice of it

@@ -19,9 +19,12 @@ using serving_test::llama70b;
 
 namespace {
 
-/// The chat request: 2048 prompt and 256 output tokens, a loose 1 s target.
+/// The chat request: 2048 prompt and 256 output tokens, a loose 1 s target. Prefills
+/// apart from the decodes (`batching: "separate"`): the stall formulas these tests work by
+/// hand (the mixed iteration is test_serving_batching.cpp's).
 Serving chat() {
   Serving w;
+  w.batching = Batching::separate;
   w.input_tokens = 2048;
   w.output_tokens = 256;
   w.context_tokens = 2304;
@@ -33,6 +36,7 @@ Serving chat() {
 /// engine, a 30 ms target per token.
 Serving rate_request() {
   Serving w;
+  w.batching = Batching::separate;
   w.batch = 256;
   w.input_tokens = 1024;
   w.output_tokens = 256;

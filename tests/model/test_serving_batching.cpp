@@ -1,5 +1,5 @@
 // Prompts batched together and mixed into the decode iteration (issue 30, docs/model.md
-// §8.3), the decode step as two kernels at their own rooflines (§8.2), and the engine's
+// §8.4), the decode step as two kernels at their own rooflines (§8.2), and the engine's
 // batch limit, each against figures worked out here by hand.
 #include <catch2/catch.hpp>
 

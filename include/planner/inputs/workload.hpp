@@ -108,13 +108,13 @@ enum class ClosedLoop { staggered, lockstep };
 /// later)", then Generate).
 enum class FirstToken { prefill, decode_step };
 
-/// Where a prompt's prefill runs (docs/model.md §8.3): in forwards of its own that stall the
+/// Where a prompt's prefill runs (docs/model.md §8.4): in forwards of its own that stall the
 /// running batch (vLLM's V0 scheduler without chunked prefill, SGLang's default; Agrawal et
-/// al. 2024, Sarathi-Serve, §2.3), or inside the running batch's decode iteration, one
-/// forward over the decode tokens and the prompts' tokens (iteration-level scheduling with
-/// selective batching, Yu et al. 2022, Orca, §4; TensorRT-LLM's in-flight batching, vLLM V1,
-/// Sarathi-Serve's stall-free batching): the weights are read and each layer's fixed costs
-/// paid once for both.
+/// al. 2024, Sarathi-Serve, §2.3), or, the default, inside the running batch's decode
+/// iteration, one forward over the decode tokens and the prompts' tokens (iteration-level
+/// scheduling with selective batching, Yu et al. 2022, Orca, §4; TensorRT-LLM's in-flight
+/// batching, vLLM V1, Sarathi-Serve's stall-free batching): the weights are read and each
+/// layer's fixed costs paid once for both.
 enum class Batching { separate, mixed };
 
 struct Serving {
@@ -145,7 +145,7 @@ struct Serving {
   ClosedLoop closed_loop = ClosedLoop::staggered;
   FirstToken first_token = FirstToken::prefill;
   std::int64_t kv_block_tokens = 1;  ///< paged-cache block (vLLM: 16); 1 = token granular
-  Batching batching = Batching::separate;
+  Batching batching = Batching::mixed;
   /// The engine's most concurrent sequences (TensorRT-LLM max_batch_size, vLLM max_num_seqs,
   /// SGLang max_running_requests) when a concurrency's users are more; 0 = what memory holds.
   std::int64_t max_batch = 0;

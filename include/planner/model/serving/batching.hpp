@@ -8,7 +8,7 @@
 #include "planner/model/serving/decode.hpp"
 #include "planner/model/serving/prefill.hpp"
 
-/// What a request's prompt costs an engine that is decoding a batch (docs/model.md §8.3):
+/// What a request's prompt costs an engine that is decoding a batch (docs/model.md §8.4):
 /// the prompts that arrive together are prefilled in one forward, which either stalls the
 /// decodes (Batching::separate) or runs inside their iteration (Batching::mixed).
 
@@ -43,11 +43,11 @@ struct PromptForward {
 ///   the decode and prompt tokens together (max(weight read, both FLOPs)); the decodes' and
 ///   the prompts' attention are kernels of their own (TensorRT-LLM's generation and context
 ///   attention), each at its roofline (decode.hpp). What each prompt costs the engine is
-///   that iteration's excess over the decode step alone, over k; the prompts' first tokens
-///   come when their last chunk's iteration ends. With nothing decoding alongside (one user)
-///   the forward is the prefill alone. Each stage runs the prompts' chunks in turn, as a
-///   decode step's stages run (decode.hpp): under pp the prompts' per-stage terms count once
-///   per stage.
+///   that iteration's excess over the decode step alone, over k (under pp, one stage's
+///   excess: the other stages work meanwhile, as a prefill's stages do); the prompts' first
+///   tokens come when their last chunk's iteration ends, each iteration carrying the excess
+///   on every stage in turn. With nothing decoding alongside (one user) the forward is the
+///   prefill alone.
 [[nodiscard]] inline PromptForward prompt_forward(const Model& m, const Cluster& c,
                                                   const Serving& w, const Plan& p, double batch,
                                                   double weights_bytes,
@@ -63,19 +63,27 @@ struct PromptForward {
   }
   f.decoding_alongside = others;
   const DecodeStep d = decode_step(m, c, w, p, others, weights_bytes, flops_per_second);
+  // Per stage and per chunk (each chunk rides one iteration; the prompts' terms spread evenly
+  // over their chunks): the GEMM streams the weights once for the decode and prompt tokens,
+  // all of them, since the prompts' tokens touch every expert of an MoE layer; the prompts'
+  // attention, all-reduces and all-to-alls add.
   const double stages = static_cast<double>(p.pp);
-  // One GEMM over the decode and prompt tokens (the weights read once); the prompts'
-  // attention a kernel of its own (context attention, not the decode kernel), at its roofline.
-  const double gemm = std::max(d.weight_read_seconds, d.gemm_seconds + stages * alone.gemm_seconds);
+  const double chunks = static_cast<double>(alone.chunks);
+  const double decode_weights = d.weight_read_seconds / stages;
+  const double all_weights = (alone.memory_seconds - alone.kv_seconds) / chunks;
+  const double decode_gemm = d.gemm_seconds / stages;
+  const double gemm_excess =
+      std::max(std::max(decode_weights, all_weights), decode_gemm + alone.gemm_seconds / chunks) -
+      std::max(decode_weights, decode_gemm);
   const double prompt_attention =
-      stages * std::max(alone.kv_seconds, alone.compute_seconds - alone.gemm_seconds);
-  const double mixed = gemm + d.attention_kernel_seconds + prompt_attention + d.fixed_seconds +
-                       d.tp_seconds + d.pp_seconds + d.ep.seconds +
-                       stages * (alone.tp_seconds + alone.ep_seconds);
-  const double excess = std::max(0.0, mixed - d.seconds);
+      std::max(alone.kv_seconds, alone.compute_seconds - alone.gemm_seconds);
+  // One stage's added busy time for the k prompts: what the engine, its stages pipelined
+  // like a prefill's (prefill_time stage_seconds), spends on them.
+  const double excess =
+      chunks * gemm_excess + prompt_attention + alone.tp_seconds + alone.ep_seconds;
   f.engine_seconds = excess / f.prompts;
-  // Each chunk rides one iteration; the last one's end brings the first tokens.
-  f.first_token_seconds = static_cast<double>(alone.chunks) * d.seconds + excess;
+  // Their first tokens: each chunk's iteration, every stage carrying its share in turn.
+  f.first_token_seconds = chunks * d.seconds + stages * excess;
   return f;
 }
 
