@@ -239,6 +239,7 @@ OpeningText opening_text(const PlanReport& r) {
   if (const std::optional<QuotedAccuracy> a = plan_accuracy(ctx, best.plan)) {
     t.accuracy = accuracy_sentence(*a);
   }
+  if (quotes_serving_accuracy(ctx)) t.accuracy = serving_accuracy_sentence();
   if (r.envelope_empty) t.trust = envelope_empty_sentence(ctx, best.plan);
   if (r.unvalidated) t.trust = unvalidated_sentence(ctx, best, *r.unvalidated);
   if (r.pinned) {

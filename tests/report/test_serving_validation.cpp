@@ -134,6 +134,11 @@ TEST_CASE("A serving prediction on the catalog's figures quotes the measured err
   r = cli_harness::run({"plan", file, "--no-thresholds", "--format", "json"});
   REQUIRE(r.code == 0);
   CHECK(json::parse(r.out).at("accuracy").at("ttft").at("records") == 104);
+  for (const char* format : {"md", "html"}) {
+    r = cli_harness::run({"plan", file, "--no-thresholds", "--format", format});
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("Error of this serving model on 311 published measurements"));
+  }
   // The user's own bandwidth fraction: a number the records do not measure.
   scenario["workload"]["memory_bandwidth_efficiency"] = 0.7;
   std::ofstream(file) << scenario.dump();
