@@ -141,6 +141,13 @@ LLAMA405 = dict(layers=126, hidden=16384, heads=128, kv_heads=8, ffn_hidden=5324
                 gated_mlp=True, vocab=32768, tied_embeddings=False, dropout=False,
                 seq_len=8192)
 
+# The GPT-3 submissions' FP8 settings (v3.x-v4.x config scripts) and FP8 weights (v4.x), as the
+# records' not_modelled entries say them.
+FP8_DELAYED_HYBRID = ("fp8 (Transformer Engine delayed scaling: FP8 True, FP8_HYBRID True "
+                      "(E4M3 forward, E5M2 backward), amax history 1024, 'max'); modelled as "
+                      "model.precision.compute fp8 with the fitted tensor-wise ratio")
+FP8_PARAMS = ("true: the weights are held in FP8 instead of bf16 (the planner keeps 16 bytes "
+              "per parameter)")
 LAT_NOTE = ("tier latencies 5 us (scale-up) and 10 us (scale-out) are not published; assumed, "
             "as in scenarios/*.json")
 
@@ -252,9 +259,7 @@ def gpt3_record(row):
     tps = gbs * seq / (step * gpus)
     not_modelled = {
         "vpp": vp,
-        "precision": "fp8 (Transformer Engine delayed scaling: FP8 True, FP8_HYBRID True "
-                     "(E4M3 forward, E5M2 backward), amax history 1024, 'max'); modelled as "
-                     "model.precision.compute fp8 with the fitted tensor-wise ratio",
+        "precision": FP8_DELAYED_HYBRID,
     }
     if R["tp_kernels"]:
         not_modelled["tp_overlap_kernels"] = R["tp_kernels"]
@@ -387,11 +392,8 @@ def gpt3_v41_record(row):
     tps = gbs * seq / (step * gpus)
     not_modelled = {
         "vpp": vp,
-        "precision": "fp8 (Transformer Engine delayed scaling: FP8 True, FP8_HYBRID True "
-                     "(E4M3 forward, E5M2 backward), amax history 1024, 'max'); modelled as "
-                     "model.precision.compute fp8 with the fitted tensor-wise ratio",
-        "fp8_params": "true: the weights are held in FP8 instead of bf16 (the planner keeps 16 "
-                      "bytes per parameter)",
+        "precision": FP8_DELAYED_HYBRID,
+        "fp8_params": FP8_PARAMS,
         "tp_overlap_kernels": "the tensor-parallel reduce-scatter runs as FP8 atomic GEMMs "
                               "(NVTE_UB_ATOMIC_GEMM_RS=1, NVTE_RS_STRIDED_ATOMIC=1) and the "
                               "all-gather and reduce-scatter through multicast (MC_TP_OVERLAP_AG,"
@@ -542,11 +544,8 @@ def gpt3_v40_record(row):
     tps = gbs * seq / (step * gpus)
     not_modelled = {
         "vpp": vp,
-        "precision": "fp8 (Transformer Engine delayed scaling: FP8 True, FP8_HYBRID True "
-                     "(E4M3 forward, E5M2 backward), amax history 1024, 'max'); modelled as "
-                     "model.precision.compute fp8 with the fitted tensor-wise ratio",
-        "fp8_params": "true: the weights are held in FP8 instead of bf16 (the planner keeps 16 "
-                      "bytes per parameter)",
+        "precision": FP8_DELAYED_HYBRID,
+        "fp8_params": FP8_PARAMS,
         "tp_overlap_kernels": "the tensor-parallel reduce-scatter runs as FP8 atomic GEMMs "
                               "(NVTE_UB_ATOMIC_GEMM_RS=1) and the all-gather and reduce-scatter "
                               "through multicast (MC_TP_OVERLAP_AG, MC_TP_OVERLAP_RS)"

@@ -74,8 +74,8 @@ TEST_CASE("a prompt's cost to the engine, prefilled apart or mixed into the deco
   CHECK(weight_read * 1e3 == Approx(4.794).epsilon(1e-3));
   {
     const PromptForward f =
-        prompt_forward(m, c, short_prompts(Batching::separate), single_gpu(64), 64, streamed_weights,
-                       400e12);
+        prompt_forward(m, c, short_prompts(Batching::separate), single_gpu(64), 64,
+                       streamed_weights, 400e12);
     CHECK(f.prompts == 4);
     CHECK(f.first_token_seconds == Approx(prompt_gemm + prompt_attention));
     CHECK(f.engine_seconds == Approx((prompt_gemm + prompt_attention) / 4));  // 4.480 ms each

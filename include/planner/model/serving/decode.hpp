@@ -58,8 +58,9 @@ struct DecodeStep {
 /// parameter per sequence plus 4·h per cached token per layer of attention; the GEMMs take
 /// the larger of their weight read and their FLOPs, the attention kernels the larger of the
 /// cache read and theirs (a roofline per kernel: Williams et al. 2009), so at large batch the
-/// GEMMs bind while the cache read still adds. The tp group all-reduces b·h activations twice per layer (after attention and after
-/// the MLP); stages run one after another for a token and add a send per boundary. Each layer
+/// GEMMs bind while the cache read still adds. The tp group all-reduces b·h activations twice
+/// per layer (after attention and after the MLP); stages run one after another for a token and
+/// add a send per boundary. Each layer
 /// adds a fixed cost, its kernels' floors and launch gaps (Serving::layer_step_seconds,
 /// fitted to batch-1 decode sweeps over tp: docs/model.md §8.2); weights and KV cache are
 /// read at their own achieved fractions of the datasheet bandwidth, the cache once per query
