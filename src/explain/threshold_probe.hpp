@@ -30,6 +30,18 @@ struct Answer {
   double fastest_seconds = std::numeric_limits<double>::infinity();
 };
 
+/// Whether `b` is still one of the equals at a probe: thresholds are drawn between classes of
+/// plans the model cannot tell apart, so a swap inside the band is no threshold.
+bool same(const Context& ctx, const Answer& answer, const Plan& b) {
+  return std::any_of(answer.equals.begin(), answer.equals.end(),
+                     [&](const Plan& a) { return same_answer(ctx, a, b); });
+}
+
+std::optional<Plan> first(const Answer& answer) {
+  if (answer.equals.empty()) return std::nullopt;
+  return answer.equals.front();
+}
+
 /// The work one scan may still spend on reruns of the search.
 class ScanBudget {
  public:
@@ -52,6 +64,41 @@ class ScanBudget {
     SearchResult r = run(ctx, options);
     if (r.within_overflow) return std::nullopt;
     return std::move(r.within);
+  }
+
+  /// Whether `best` is still one of the equals at `ctx` (what `same(tiers, equals(ctx), best)`
+  /// says, for training) without listing the band, in two searches: the fastest plan of
+  /// `best`'s answer at `ctx` (same_answer: its degrees, ZeRO stage and recompute pinned in the
+  /// filter, the rest compared plan by plan), then whether any plan is faster than that one by
+  /// more than the band (SearchOptions::decide_below_seconds). `best` is one of the equals
+  /// exactly when its answer's fastest plan a is, t(a) <= band_limit(fastest), so exactly when
+  /// no plan f has band_limit(t(f)) < t(a). The second search prunes below the answer's time
+  /// and stops at the first plan that beats it, where the band search times every plan within
+  /// the band of the fastest; an answer that cannot run at `ctx` (its cp no longer divides the
+  /// sequence, its dp exceeds the sequences) costs only the first.
+  bool keeps(const Context& ctx, const Context& tiers, const Plan& best) {
+    SearchOptions own = winner_options();
+    for (const AxisInfo& row : axes) own.filter.pin(row.axis, best.*row.degree);
+    own.filter.etp = expert_tp(best);
+    own.filter.zero = best.zero;
+    own.filter.recompute = best.recompute;
+    own.filter.flash_attention = best.flash_attention;
+    own.filter.hybrid = state_replicas(best) > 1;
+    own.keep_within_seconds = std::numeric_limits<double>::max();
+    SearchResult mine = run(ctx, own);
+    if (mine.within_overflow) return same(tiers, equals(ctx), best);
+    double answer_seconds = std::numeric_limits<double>::infinity();
+    for (const Evaluation& e : mine.within) {
+      if (same_answer(tiers, e.plan, best)) {
+        answer_seconds = std::min(answer_seconds, 1.0 / e.training.tokens_per_second);
+      }
+    }
+    if (!std::isfinite(answer_seconds)) return false;
+    SearchOptions faster = winner_options();
+    faster.decide_below_seconds = answer_seconds;
+    const SearchResult r = run(ctx, faster);
+    // Every plan the search returns is below the limit (Collector::beyond drops the rest).
+    return !r.found();
   }
 
   /// Work done outside a search (a time-model run per candidate), counted as the search's.
@@ -95,17 +142,6 @@ struct Input {
   std::int64_t (*step)(const Context&, const Plan& best) = nullptr;
 };
 
-/// Whether `b` is still one of the equals at a probe: thresholds are drawn between classes of
-/// plans the model cannot tell apart, so a swap inside the band is no threshold.
-bool same(const Context& ctx, const Answer& answer, const Plan& b) {
-  return std::any_of(answer.equals.begin(), answer.equals.end(),
-                     [&](const Plan& a) { return same_answer(ctx, a, b); });
-}
-
-std::optional<Plan> first(const Answer& answer) {
-  if (answer.equals.empty()) return std::nullopt;
-  return answer.equals.front();
-}
 
 /// How an input moves every plan, where a bracket can be bisected over a candidate set
 /// (training only): a tier's bandwidth (each plan's time falls as it rises; which plans fit

@@ -172,6 +172,20 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
     }
   };
   auto answer_at = [&](double v) { return probe ? probe->at(v, budget) : at(v); };
+  // A training input that changes the space itself (no candidate set serves it): each probe
+  // asks only whether `best` is still one of the equals (ScanBudget::keeps, two pruned
+  // searches instead of the band's), and the plan that takes over is looked up once, at the
+  // flip point. The factor-2 steps of a downward bandwidth or memory scan ask the same, and
+  // list the band (its fastest time starts the candidate set) only at the step that flips.
+  // The reference (Bisection::whole_searches) lists the band at every probe.
+  const bool training = base.workload.kind == WorkloadKind::training;
+  const bool decide = bisection == Bisection::candidates && kind == Monotone::none && training;
+  const bool decide_steps = decide || (kind != Monotone::none && downward);
+  auto keeps_at = [&](double v) {
+    Context ctx = base;
+    in.set(ctx, v);
+    return budget.keeps(ctx, base, best);
+  };
   // Upward, the start is the worse end of the whole range: one candidate set serves the
   // factor-2 steps and the bisection. Downward the far end's fastest time is not known.
   if (!downward) make_probe(limit, start, base_fastest);
@@ -183,8 +197,16 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
     if (downward ? next < limit : next > limit) next = limit;
     if (in.integer) next = whole(next, downward);
     if (next == v || !valid(next)) return std::nullopt;
-    const Answer plans = answer_at(next);
-    if (!same(base, plans, best)) {
+    Answer plans;
+    bool kept = false;
+    if (!probe && decide_steps) {
+      kept = keeps_at(next);
+      if (!kept && !decide) plans = at(next);
+    } else {
+      plans = answer_at(next);
+      kept = same(base, plans, best);
+    }
+    if (!kept) {
       // Bisect between same_value (same answer) and next (different).
       double lo = same_value, hi = next;
       std::optional<Plan> other = first(plans);
@@ -198,6 +220,10 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
         const double mid = in.integer ? whole((lo + hi) / 2, true) : std::sqrt(lo * hi);
         if (in.integer ? std::abs(hi - lo) <= grain : std::abs(hi / lo - 1) < 1e-3) break;
         if (mid == lo || mid == hi) break;
+        if (decide) {
+          (keeps_at(mid) ? lo : hi) = mid;
+          continue;
+        }
         const Answer mp = answer_at(mid);
         if (same(base, mp, best)) {
           lo = mid;
@@ -207,6 +233,7 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
         }
         if (probe) probe->narrowed(mid, lo, hi);
       }
+      if (decide) other = first(at(hi));
       Threshold t;
       t.parameter = in.pointer;
       t.base_value = start;
@@ -232,7 +259,7 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
 /// scenario's value — the 8 nearest divisors each way, within a factor of 64 — so a world
 /// with hundreds of divisors cannot make it rerun the search hundreds of times.
 std::optional<Threshold> node_size(const Context& base, const Plan& best, bool downward,
-                                   ScanBudget& budget) {
+                                   ScanBudget& budget, Bisection bisection) {
   const std::int64_t world = world_size(base.cluster);
   const std::vector<std::int64_t> sizes = divisors(world);
   const std::int64_t now = base.cluster.gpus_per_node;
@@ -248,8 +275,12 @@ std::optional<Threshold> node_size(const Context& base, const Plan& best, bool d
     Context ctx = base;
     ctx.cluster.gpus_per_node = d;
     ctx.cluster.nodes = world / d;
-    const Answer plans = budget.equals(ctx);
-    if (!same(ctx, plans, best)) {
+    // As scan's `decide`: whether `best` stays, then (once) the plan that takes over.
+    const bool decide = bisection == Bisection::candidates &&
+                        base.workload.kind == WorkloadKind::training;
+    Answer plans;
+    if (decide ? !budget.keeps(ctx, ctx, best) : !same(ctx, plans = budget.equals(ctx), best)) {
+      if (decide) plans = budget.equals(ctx);
       Threshold t;
       t.parameter = "/cluster/gpus_per_node";
       t.base_value = static_cast<double>(now);
@@ -306,7 +337,7 @@ std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best, uns
       if (i / 2 < scanned.size()) {
         return scan(ctx, scanned[i / 2], best, downward, budget, base_fastest, bisection);
       }
-      return node_size(ctx, best, downward, budget);
+      return node_size(ctx, best, downward, budget, bisection);
     } catch (const OutOfBudget&) {
       gave_up[i] = 1;
       return std::nullopt;

@@ -108,7 +108,7 @@ class Collector {
   Collector(const Context& ctx, const SearchOptions& options, SearchResult& result)
       : ctx_(ctx), keep_(options.keep), result_(result), whole_band_(options.whole_band),
         within_limit_(options.keep_within_seconds), within_max_(options.keep_within_max),
-        faster_than_(options.faster_than_seconds) {
+        faster_than_(options.faster_than_seconds), decide_below_(options.decide_below_seconds) {
     top_.reserve(keep_ + 1);
     band_plans_.swap(spare_band_plans());  // its capacity: see spare_band_plans
   }
@@ -129,6 +129,9 @@ class Collector {
     if (lower_bound <= within_limit_) return false;  // wanted in `within` whatever its rank
     if (keep_ == 0) return true;
     if (faster_than_ > 0 && lower_bound > band_limit(faster_than_)) return true;
+    // A decision: settled once a plan below the limit is in hand; otherwise a plan no faster
+    // than the bound cannot be below it (band_limit is monotone when rounded).
+    if (decide_below_ > 0 && (decided_ || !(band_limit(lower_bound) < decide_below_))) return true;
     if (!full()) return false;
     return lower_bound > band_limit(fastest_) && lower_bound > top_.back().first.exact_time;
   }
@@ -164,6 +167,7 @@ class Collector {
       band_.emplace_back(key, band_plans_.size());
       band_plans_.push_back(std::move(e));
     }
+    if (decide_below_ > 0 && band_limit(seconds) < decide_below_) decided_ = true;
   }
 
   void offer_serving(const Plan& p, const MemoryLedger& ledger, const ServingTime& t) {
@@ -291,6 +295,8 @@ class Collector {
   double within_limit_;      ///< SearchOptions::keep_within_seconds
   std::size_t within_max_;   ///< SearchOptions::keep_within_max
   double faster_than_;       ///< SearchOptions::faster_than_seconds (0: none)
+  double decide_below_;      ///< SearchOptions::decide_below_seconds (0: none)
+  bool decided_ = false;     ///< a plan below decide_below_ is in hand
   /// Training: the fastest `keep` plans by exact time; serving: the best `keep` keys.
   std::vector<std::pair<RankKey, Evaluation>> top_;
   /// Training: every plan inside the band of the fastest so far (a superset of the final band),

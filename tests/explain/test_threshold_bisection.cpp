@@ -87,6 +87,16 @@ TEST_CASE("candidate bisection finds the thresholds a whole search per probe fin
       {"q2-llama-3.1-70b-64-h100.json", {"/cluster/gpu/memory=\"40 GiB\""}},
       {"llama3-70b-h100.json", {"/model/seq_len=16384"}},
       {"q1-llama-3.1-8b-one-node.json", {"/cluster/nodes=4"}},
+      // The scans whose probes ask only whether the recommendation stays (ScanBudget::keeps:
+      // sequence length, global batch, GPUs per node, and the downward bandwidth and memory
+      // steps): an MoE model, interleaving and cp at 16K GPUs, FSDP on A100, and variations.
+      {"q4-mixtral-8x7b-training.json", {}},
+      {"q3-llama-3.1-405b-16k-h100.json", {}},
+      {"q6-gpt-3-175b-1024-a100.json", {}},
+      {"a.json", {}},
+      {"c.json", {}},
+      {"q2-llama-3.1-70b-64-h100.json", {"/workload/global_batch_tokens=500000"}},
+      {"q4-mixtral-8x7b-training.json", {"/model/seq_len=16384"}},
   };
   for (const auto& [name, sets] : cases) {
     std::string label = name;

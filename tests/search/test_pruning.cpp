@@ -228,6 +228,48 @@ TEST_CASE("A search for a plan faster than a limit answers as the unrestricted o
   CHECK(refused > 100);
 }
 
+TEST_CASE("A decision search finds a plan faster than a limit by more than the band exactly "
+          "when the exhaustive search's fastest plan is",
+          "[pruning]") {
+  // SearchOptions::decide_below_seconds (the threshold scans' "is the recommendation still one
+  // of the equals", explain/threshold_probe.hpp): for limits around each scenario's fastest
+  // time, a plan comes back exactly when band_limit(fastest) < limit, where the fastest is the
+  // exhaustive search's (every plan timed), and what comes back is itself below the limit.
+  RandomScenario random(20261208);
+  const double factors[] = {0.9, 1.0, 1.0099, 1.0101, 1.02, 1.5};
+  int yes = 0, no = 0;
+  for (int i = 0; i < 300; ++i) {
+    Context ctx = random.next(false);
+    ctx.constraints.trusted = i % 3 == 1;
+    SearchOptions options;
+    options.keep = 1;
+    options.filter = filter_for(i);
+    options.prune = false;
+    options.whole_band = true;  // for fastest_seconds: the ranked answer is the band's simplest
+    const SearchResult full = search(ctx, options);
+    if (!full.found()) continue;
+    const double fastest = full.fastest_seconds;
+    for (const double f : factors) {
+      SearchOptions decide;
+      decide.keep = 1;
+      decide.accounting = false;
+      decide.filter = options.filter;
+      decide.decide_below_seconds = f * fastest;
+      const SearchResult r = search(ctx, decide);
+      INFO("scenario " << i << ", limit " << f << " x the fastest time");
+      const bool expected = band_limit(fastest) < decide.decide_below_seconds;
+      REQUIRE(r.found() == expected);
+      if (r.found()) {
+        CHECK(band_limit(1.0 / r.ranked.front().training.tokens_per_second) <
+              decide.decide_below_seconds);
+      }
+      ++(expected ? yes : no);
+    }
+  }
+  CHECK(yes > 300);
+  CHECK(no > 300);
+}
+
 TEST_CASE("Winner-only and exhaustive searches rank identically under each framework's rules",
           "[pruning]") {
   // The winner enumeration keeps a micro-batch only when a variant the settings allow fits

@@ -78,6 +78,12 @@ struct SearchOptions {
   /// "is there a plan faster than the one in hand" (plan_report.cpp: the fastest plan outside
   /// the validated envelope), which then stops once nothing left can be.
   double faster_than_seconds = 0;
+  /// Training: only whether some plan is faster by more than the tolerance band than this many
+  /// seconds per token (band_limit of its time below it; 0: not asked). A candidate whose
+  /// lower bound cannot be is skipped, and the search stops at the first plan that is, which
+  /// it returns (not necessarily the fastest); none found, nothing is. For the threshold
+  /// scans: is the plan in hand still one of the equals (explain/threshold_probe.hpp).
+  double decide_below_seconds = 0;
 };
 
 /// A configuration the search dropped, with the number that drops it.
