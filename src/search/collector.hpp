@@ -127,6 +127,11 @@ class Collector {
   /// slower than every kept plan, which rank by exact time outside the band (rank.hpp).
   [[nodiscard]] bool beyond(double lower_bound) const noexcept {
     if (lower_bound <= within_limit_) return false;  // wanted in `within` whatever its rank
+    return beyond_ranking(lower_bound);
+  }
+
+  /// beyond() without `within`: whether the plan can enter the ranked list or the band.
+  [[nodiscard]] bool beyond_ranking(double lower_bound) const noexcept {
     if (keep_ == 0) return true;
     if (faster_than_ > 0 && lower_bound > band_limit(faster_than_)) return true;
     // A decision: settled once a plan below the limit is in hand; otherwise a plan no faster
@@ -151,6 +156,9 @@ class Collector {
         result_.within.push_back(e);
       }
     }
+    // Wanted in `within` alone (a threshold scan's candidate set times every plan below its
+    // limit, most of them outside the ranking): its rank key would be computed for nothing.
+    if (beyond_ranking(seconds)) return;
     const RankKey key = rank_key(ctx_, e);
     if (seconds < fastest_) {
       fastest_ = seconds;
