@@ -306,7 +306,8 @@ std::vector<std::string> threshold_parameters(const Context& ctx) {
 
 std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best, unsigned threads,
                                        std::vector<ScanGivenUp>* not_searched,
-                                       std::int64_t search_work, Bisection bisection) {
+                                       std::int64_t search_work, Bisection bisection,
+                                       double known_fastest_seconds) {
   // Every scan is an independent task (a pure function of the context); tasks run on a small
   // pool and each writes its own slot, and the slots are read in task order, so the output is
   // the serial result whatever the thread count and timing.
@@ -316,9 +317,13 @@ std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best, uns
   const bool hopeless = search_work > threshold_search_limit;
   // The fastest seconds per token at the scenario's own values, where a scan's first bracket
   // starts (CandidateProbe): one search shared by every scan.
+  // The caller's own search of the scenario may have found it (SearchResult::fastest_seconds).
   double base_fastest = std::numeric_limits<double>::infinity();
-  if (!hopeless && ctx.workload.kind == WorkloadKind::training &&
+  if (known_fastest_seconds > 0 && ctx.workload.kind == WorkloadKind::training &&
       bisection == Bisection::candidates) {
+    base_fastest = known_fastest_seconds;
+  } else if (!hopeless && ctx.workload.kind == WorkloadKind::training &&
+             bisection == Bisection::candidates) {
     try {
       ScanBudget budget;
       base_fastest = budget.equals(ctx).fastest_seconds;

@@ -64,7 +64,8 @@ PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds)
   r.explanation = explain(r.context, r.result);
   if (thresholds && r.result.found()) {
     r.thresholds = find_thresholds(r.context, r.result.ranked.front().plan, 0,
-                                   &r.thresholds_not_searched, r.result.work);
+                                   &r.thresholds_not_searched, r.result.work,
+                                   Bisection::candidates, r.result.fastest_seconds);
   }
   if (s.plan) r.pinned = evaluate(r.context, *s.plan);
   return r;

@@ -267,11 +267,11 @@ class Collector {
     const auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
     result_.tied = order.size();
     result_.band_limit = limit;
+    result_.fastest_seconds = fastest_;
     if (whole_band_) {
       std::sort(order.begin(), order.end(), by_key);
       result_.band.reserve(order.size());
       for (const auto& [key, i] : order) result_.band.push_back(band_plans_[i].plan);
-      result_.fastest_seconds = fastest_;
     }
     const std::size_t size = keep_;
     if (order.size() > size) {

@@ -249,6 +249,14 @@ TEST_CASE("A decision search finds a plan faster than a limit by more than the b
     const SearchResult full = search(ctx, options);
     if (!full.found()) continue;
     const double fastest = full.fastest_seconds;
+    // The pruned searches report the same fastest time without listing the band (plan's
+    // thresholds start from the recommendation's search's, SearchResult::fastest_seconds).
+    SearchOptions ranked;
+    ranked.keep = 1 + static_cast<std::size_t>(i % 5);
+    ranked.filter = options.filter;
+    CHECK(search(ctx, ranked).fastest_seconds == fastest);
+    ranked.accounting = false;
+    CHECK(search(ctx, ranked).fastest_seconds == fastest);
     for (const double f : factors) {
       SearchOptions decide;
       decide.keep = 1;

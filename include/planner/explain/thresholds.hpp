@@ -72,9 +72,11 @@ enum class Bisection { candidates, whole_searches };
 /// `search_work` (0: unknown, the scans run). The scans run on up to
 /// `threads` threads (0: one per core); the result is the same for every thread count. Scans
 /// that ran out of threshold_work_budget are listed in `not_searched`, when given.
+/// `known_fastest_seconds`: the fastest seconds per token at `ctx` when the caller's search
+/// found it (SearchResult::fastest_seconds; 0: searched here).
 [[nodiscard]] std::vector<Threshold> find_thresholds(
     const Context& ctx, const Plan& best, unsigned threads = 0,
     std::vector<ScanGivenUp>* not_searched = nullptr, std::int64_t search_work = 0,
-    Bisection bisection = Bisection::candidates);
+    Bisection bisection = Bisection::candidates, double known_fastest_seconds = 0);
 
 }  // namespace planner

@@ -115,7 +115,8 @@ struct SearchResult {
   std::vector<Evaluation> within;
   bool within_overflow = false;  ///< more than keep_within_max plans qualified
   /// With SearchOptions::whole_band: every plan inside the band, best first (serving: the
-  /// ranked plans), and the smallest exact time of a rank key (infinite when none fits).
+  /// ranked plans). `fastest_seconds`: the smallest exact time of a rank key (infinite when
+  /// none fits), whole band or not for training (the collector tracks it for the band).
   /// Plans only: a band of 20,000 tied plans (seq_len 1 with a measured step time) returned
   /// whole as evaluations was 32 MB per rerun.
   std::vector<Plan> band;
