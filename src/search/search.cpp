@@ -214,6 +214,9 @@ void enumerate_rows(const Context& ctx, const SearchFilter& filter, Scratch& s) 
     Group& g = s.groups[group_index];
     g.rows = s.row_pool.size();
     s.row_pool.resize(s.row_pool.size() + rows_per_group);
+    // A micro-batch bound (`--fix micro_batch=...`) can leave a group none: no rows (its
+    // first micro-batch, which the bound below reads, does not exist).
+    if (g.micro_batch_count == 0) return;
     for (std::size_t choice = 0; choice < recompute_choices.size(); ++choice) {
       if (!choice_searched(ctx, filter, g, choice)) continue;
       // The row's smallest bound is its first micro-batch's, b = 1 with the most micro-batches

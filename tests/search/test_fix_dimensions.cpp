@@ -192,6 +192,13 @@ TEST_CASE("A pinned setting no plan of the model can have is an input error, not
   const auto ok = cli_harness::run({"plan", "scenarios/a.json", "--no-thresholds", "--fix",
                                     "micro_batch=489"});
   CHECK(ok.code != 2);
+  // With the thresholds, and in the brief text, the winner search meets groups whose
+  // micro-batches the bound removes entirely (dp 2 and more: fewer than 489 sequences each);
+  // it read a first micro-batch that did not exist (a crash, SIGFPE, until the fifteenth
+  // session).
+  const auto scanned = cli_harness::run({"plan", "scenarios/a.json", "--fix", "micro_batch=489"});
+  CHECK(scanned.code == 0);
+  CHECK_THAT(scanned.out, Catch::Contains("micro-batch 489 x 1"));
 }
 
 TEST_CASE("Training CSV rows end with the interleaving depth, as the JSON gives it",
