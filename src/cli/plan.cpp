@@ -27,7 +27,10 @@ struct PlanArgs {
 int run_plan(const PlanArgs& a, std::ostream& out, std::ostream& err) {
   Scenario s = load_for_search(a.file, a.sets, err);
   apply_constraints(s, a.constraints);
-  const PlanReport r = make_plan_report(s, a.top, !a.no_thresholds && a.format != "csv");
+  // The search's counts and closest rejections appear in JSON, markdown, HTML and --full text.
+  const bool counts = a.format == "json" || a.format == "md" || a.format == "html" || a.full;
+  const PlanReport r =
+      make_plan_report(s, a.top, !a.no_thresholds && a.format != "csv", counts);
   if (a.format == "json") {
     out << dump_json(report_json(r));
   } else if (a.format == "csv") {

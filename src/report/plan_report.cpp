@@ -10,7 +10,8 @@
 
 namespace planner {
 
-PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds) {
+PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds,
+                            bool accounting) {
   PlanReport r;
   r.scenario = &s;
   r.context = make_context(s);
@@ -20,7 +21,21 @@ PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds)
   // or, where nothing fits inside, it is the raw ranking's, said so (search.hpp trusted_search;
   // the context follows, for the explanation and the thresholds). The fastest plan outside the
   // envelope is shown beside it when it is faster by more than the band.
-  const Recommendation rec = trusted_search(r.context, options);
+  // The ranking comes from the winner search (the accounted search's ranked list exactly,
+  // tests/search/test_pruning.cpp), whose work is also what each threshold probe reruns; the
+  // accounted search, for its counts and closest rejections, runs only where the output shows
+  // them (`accounting`) or nothing fits (the rejections are the answer then).
+  options.accounting = false;
+  Recommendation rec;
+  std::int64_t winner_work = 0;
+  if (thresholds || !accounting) {
+    rec = trusted_search(r.context, options);
+    winner_work = rec.result.work;
+  }
+  if (accounting || !rec.result.found()) {
+    options.accounting = true;
+    rec = trusted_search(r.context, options);
+  }
   r.result = rec.result;
   r.envelope_empty = rec.outside;
   const bool training = r.context.workload.kind == WorkloadKind::training;
@@ -64,7 +79,7 @@ PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds)
   r.explanation = explain(r.context, r.result);
   if (thresholds && r.result.found()) {
     r.thresholds = find_thresholds(r.context, r.result.ranked.front().plan, 0,
-                                   &r.thresholds_not_searched, r.result.work,
+                                   &r.thresholds_not_searched, winner_work,
                                    Bisection::candidates, r.result.fastest_seconds);
   }
   if (s.plan) r.pinned = evaluate(r.context, *s.plan);

@@ -13,6 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
+#include "planner/io/scenario_json.hpp"
+#include "planner/report/explain_text.hpp"
+#include "planner/report/report.hpp"
 
 namespace {
 
@@ -83,4 +86,38 @@ TEST_CASE("plan's brief memory line sums to the ledger's total", "[cli][brief]")
     sum += value;
   }
   CHECK(sum == Approx(total).margin(0.05 * 8));
+}
+
+TEST_CASE("plan without the search's counts ranks and thresholds as plan with them",
+          "[cli][brief]") {
+  // make_plan_report's `accounting` (src/cli/plan.cpp asks for it in JSON, markdown, HTML and
+  // --full): without it the ranking comes from the winner search alone, whose ranked list is
+  // the accounted search's (tests/search/test_pruning.cpp), and the threshold scans' work rule
+  // reads the winner search's work in both, so the brief text and the JSON agree.
+  for (const std::string name : {"q2-llama-3.1-70b-64-h100.json", "q4-mixtral-8x7b-training.json",
+                                 "b.json"}) {
+    INFO(name);
+    std::string warning;
+    const planner::Scenario s = planner::load_scenario_for_search(
+        planner::read_json_file(std::string(PLANNER_SOURCE_DIR) + "/scenarios/" + name), name,
+        warning);
+    const planner::PlanReport with = planner::make_plan_report(s, 5, true, true);
+    const planner::PlanReport without = planner::make_plan_report(s, 5, true, false);
+    REQUIRE(with.result.found());
+    REQUIRE(without.result.ranked.size() == with.result.ranked.size());
+    for (std::size_t i = 0; i < with.result.ranked.size(); ++i) {
+      CHECK(planner::describe(with.context, without.result.ranked[i].plan) ==
+            planner::describe(with.context, with.result.ranked[i].plan));
+      CHECK(without.result.ranked[i].training.tokens_per_second ==
+            with.result.ranked[i].training.tokens_per_second);
+    }
+    CHECK(with.result.evaluated > 0);
+    CHECK(without.result.evaluated == 0);  // the counts were not computed
+    REQUIRE(without.thresholds.size() == with.thresholds.size());
+    for (std::size_t i = 0; i < with.thresholds.size(); ++i) {
+      CHECK(without.thresholds[i].parameter == with.thresholds[i].parameter);
+      CHECK(without.thresholds[i].value == with.thresholds[i].value);
+    }
+    CHECK(without.thresholds_not_searched.size() == with.thresholds_not_searched.size());
+  }
 }

@@ -51,9 +51,10 @@ struct Threshold {
 /// pass the budget gives up and reports no threshold.
 inline constexpr std::int64_t threshold_work_budget = 1'000'000;
 
-/// When the scenario's own search took more than this, no scan is run: each needs 8 or more
-/// reruns of a search about that size, so every one would give up, after spending its budget
-/// (time, and memory on every thread at once).
+/// When the scenario's own winner search (what each probe reruns, SearchOptions::accounting
+/// false) took more than this, no scan is run: each needs 8 or more reruns of a search about
+/// that size, so every one would give up, after spending its budget (time, and memory on
+/// every thread at once).
 inline constexpr std::int64_t threshold_search_limit = threshold_work_budget / 8;
 
 /// A scan that ran out of threshold_work_budget: its input and direction.
@@ -68,7 +69,7 @@ struct ScanGivenUp {
 /// tested against; its scans run out of budget sooner).
 enum class Bisection { candidates, whole_searches };
 
-/// Thresholds around the plan `best` (the recommendation for `ctx`), whose search did
+/// Thresholds around the plan `best` (the recommendation for `ctx`), whose winner search did
 /// `search_work` (0: unknown, the scans run). The scans run on up to
 /// `threads` threads (0: one per core); the result is the same for every thread count. Scans
 /// that ran out of threshold_work_budget are listed in `not_searched`, when given.

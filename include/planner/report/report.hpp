@@ -43,7 +43,11 @@ struct PlanReport {
 
 /// Search, explain, and (with `thresholds`, the costly part: the planner runs again for
 /// every threshold input) find what would change the answer (plan_report.cpp).
-[[nodiscard]] PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds);
+/// `accounting`: the search's counts and closest rejections are computed (SearchResult::
+/// evaluated, feasible, rejected_by_kind, rejected), for output that shows them; without it
+/// they are computed only when nothing fits.
+[[nodiscard]] PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds,
+                                          bool accounting = true);
 
 [[nodiscard]] nlohmann::json plan_json(const Context& ctx, const Evaluation& e);
 [[nodiscard]] nlohmann::json report_json(const PlanReport& r);
