@@ -142,7 +142,6 @@ struct Input {
   std::int64_t (*step)(const Context&, const Plan& best) = nullptr;
 };
 
-
 /// How an input moves every plan, where a bracket can be bisected over a candidate set
 /// (training only): a tier's bandwidth (each plan's time falls as it rises; which plans fit
 /// does not change) and the GPU's memory (times do not change; a plan that fits at a value

@@ -316,14 +316,14 @@ std::vector<Threshold> find_thresholds(const Context& ctx, const Plan& best, uns
   std::vector<char> gave_up(tasks, 0);
   const bool hopeless = search_work > threshold_search_limit;
   // The fastest seconds per token at the scenario's own values, where a scan's first bracket
-  // starts (CandidateProbe): one search shared by every scan.
-  // The caller's own search of the scenario may have found it (SearchResult::fastest_seconds).
+  // starts (CandidateProbe): the caller's own search found it (SearchResult::fastest_seconds),
+  // or one search here, shared by every scan.
   double base_fastest = std::numeric_limits<double>::infinity();
-  if (known_fastest_seconds > 0 && ctx.workload.kind == WorkloadKind::training &&
-      bisection == Bisection::candidates) {
+  const bool wanted =
+      ctx.workload.kind == WorkloadKind::training && bisection == Bisection::candidates;
+  if (wanted && known_fastest_seconds > 0) {
     base_fastest = known_fastest_seconds;
-  } else if (!hopeless && ctx.workload.kind == WorkloadKind::training &&
-             bisection == Bisection::candidates) {
+  } else if (wanted && !hopeless) {
     try {
       ScanBudget budget;
       base_fastest = budget.equals(ctx).fastest_seconds;

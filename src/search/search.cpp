@@ -51,10 +51,6 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
         const RecomputeChoice& rc = recompute_choices[choice];
         if (!choice_applies(ctx.model, base, rc)) continue;
         for (int sp = 0; sp <= (base.tp > 1 ? 1 : 0); ++sp) {
-          // The variant's state lines do not follow the micro-batch (model/memory.hpp
-          // training_state_ledger): computed once, each micro-batch adding its own lines, the
-          // arithmetic of memory_ledger.
-          std::optional<MemoryLedger> state;
           for (std::size_t i = 0; i < mb_count; ++i) {
             if (!schedule_allows(g, i, s.mb_pool)) continue;
             Plan p = base;
@@ -65,10 +61,7 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
             p.micro_batch = s.mb_pool[g.micro_batches + i];
             p.grad_accum = g.per_replica / p.micro_batch;
             if (!passes_settings(filter, p)) break;  // the group passed passes_axes
-            const Training& w = ctx.workload.training;
-            if (!state) state = training_state_ledger(ctx.model, ctx.cluster, w, p);
-            MemoryLedger ledger = *state;
-            add_training_activations(ctx.model, ctx.cluster, w, p, ledger);
+            const MemoryLedger ledger = memory_ledger(ctx, p);
             ++result.evaluated;
             budget.spend(1);
             if (!ledger.fits()) {
@@ -269,21 +262,12 @@ void search_training_winner(const Context& ctx, const SearchOptions& options, Co
     if (row.settings == 0) return false;  // filled by the enumeration
     const std::size_t i = cand.mb();
     bool have = false;  // `ledger` holds micro-batch i's, the plan `p` itself
-    // The variant's state lines, once (the accounted search's loop does the same).
-    const Training& w = ctx.workload.training;
-    std::optional<MemoryLedger> state;
-    const auto ledger_of = [&](const Plan& q) {
-      if (!state) state = training_state_ledger(ctx.model, ctx.cluster, w, q);
-      MemoryLedger l = *state;
-      add_training_activations(ctx.model, ctx.cluster, w, q, l);
-      return l;
-    };
     while (row.fitting <= i && !row.ended) {
       Plan q = p;
       q.micro_batch = s.mb_pool[g.micro_batches + row.fitting];
       q.grad_accum = g.per_replica / q.micro_batch;
       budget.spend(1);
-      ledger = ledger_of(q);
+      ledger = memory_ledger(ctx, q);
       if (ledger.fits()) {
         have = row.fitting == i;
         ++row.fitting;
@@ -292,7 +276,7 @@ void search_training_winner(const Context& ctx, const SearchOptions& options, Co
       }
     }
     if (row.fitting <= i) return false;
-    if (!have) ledger = ledger_of(p);
+    if (!have) ledger = memory_ledger(ctx, p);
     return true;
   };
   enumerate_rows(ctx, options.filter, s);
