@@ -76,7 +76,11 @@ class ScanBudget {
   /// and stops at the first plan that beats it, where the band search times every plan within
   /// the band of the fastest; an answer that cannot run at `ctx` (its cp no longer divides the
   /// sequence, its dp exceeds the sequences) costs only the first.
-  bool keeps(const Context& ctx, const Context& tiers, const Plan& best) {
+  /// `answer_seconds_out`, when given, gets the answer's fastest time at `ctx`: infinite when
+  /// it cannot run there or is not known (its class has more plans than `within` lists).
+  bool keeps(const Context& ctx, const Context& tiers, const Plan& best,
+             double* answer_seconds_out = nullptr) {
+    if (answer_seconds_out) *answer_seconds_out = std::numeric_limits<double>::infinity();
     SearchOptions own = winner_options();
     for (const AxisInfo& row : axes) own.filter.pin(row.axis, best.*row.degree);
     own.filter.etp = expert_tp(best);
@@ -93,6 +97,7 @@ class ScanBudget {
         answer_seconds = std::min(answer_seconds, 1.0 / e.training.tokens_per_second);
       }
     }
+    if (answer_seconds_out) *answer_seconds_out = answer_seconds;
     if (!std::isfinite(answer_seconds)) return false;
     SearchOptions faster = winner_options();
     faster.decide_below_seconds = answer_seconds;

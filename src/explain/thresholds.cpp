@@ -181,10 +181,11 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
   const bool training = base.workload.kind == WorkloadKind::training;
   const bool decide = bisection == Bisection::candidates && kind == Monotone::none && training;
   const bool decide_steps = decide || (kind != Monotone::none && downward);
+  double answer_seconds = std::numeric_limits<double>::infinity();  // at the last keeps_at
   auto keeps_at = [&](double v) {
     Context ctx = base;
     in.set(ctx, v);
-    return budget.keeps(ctx, base, best);
+    return budget.keeps(ctx, base, best, &answer_seconds);
   };
   // Upward, the start is the worse end of the whole range: one candidate set serves the
   // factor-2 steps and the bisection. Downward the far end's fastest time is not known.
@@ -201,7 +202,17 @@ std::optional<Threshold> scan(const Context& base, const Input& in, const Plan& 
     bool kept = false;
     if (!probe && decide_steps) {
       kept = keeps_at(next);
-      if (!kept && !decide) plans = at(next);
+      // A bandwidth step down that flips: every plan's time only rose from same_value, and
+      // the fastest at `next` is below the answer's own time there, so the plans within the
+      // band of that time at same_value hold the answer at `next` and every probe of the
+      // bracket (CandidateProbe); the first probe, at `next`, narrows them to the band of the
+      // exact fastest. One search at same_value instead of two (the band at `next`, then
+      // the candidates for the band of its fastest).
+      if (!kept && kind == Monotone::bandwidth) {
+        make_probe(same_value, next, answer_seconds);
+        if (probe) plans = probe->at(next, budget);
+      }
+      if (!kept && !decide && !probe) plans = at(next);
     } else {
       plans = answer_at(next);
       kept = same(base, plans, best);

@@ -31,28 +31,37 @@ inline double compute_bound(const Context& ctx, const Plan& p) {
   return slots * (flops / ctx.flops_per_second) / tokens * bound_margin;
 }
 
-/// A micro-batch's compute terms for one sequence (step_time.hpp add_compute_terms at b = 1):
-/// every one is linear in the micro-batch's b·s/cp tokens (compute.hpp micro_batch_flops_at,
-/// elementwise.hpp elementwise_bytes, micro_batch_time.hpp add_scores_io), so `at` gives any
-/// b's by scaling. Its rounding (parts in 10^16) is far inside bound_margin, and the winner
+/// A micro-batch's compute terms (step_time.hpp add_compute_terms) and its passes' compute.
+/// For one sequence (b = 1) every one is linear in the micro-batch's b·s/cp tokens (compute.hpp
+/// micro_batch_flops_at, elementwise.hpp elementwise_bytes, micro_batch_time.hpp
+/// add_scores_io), so `at` gives any b's by scaling. Its rounding (parts in 10^16) is far inside bound_margin, and the winner
 /// search uses it for bounds alone (the plans it keeps are timed by training_time).
 struct ComputeTerms {
   double dense = 0, attention = 0, recompute = 0, scores_io = 0, elementwise = 0;
   double forward = 0, backward = 0;
 
+  /// Their sum, in TrainingTime::compute_seconds' order (the same value when rounded).
   [[nodiscard]] double seconds() const noexcept {
     return dense + attention + recompute + scores_io + elementwise;
   }
-  /// Sets `t`'s compute terms and the passes' compute for a micro-batch of `b` sequences.
-  void at(double b, TrainingTime& t, double& forward_seconds,
-          double& backward_seconds) const noexcept {
-    t.dense_seconds = dense * b;
-    t.attention_seconds = attention * b;
-    t.recompute_seconds = recompute * b;
-    t.scores_io_seconds = scores_io * b;
-    t.elementwise_seconds = elementwise * b;
-    forward_seconds = forward * b;
-    backward_seconds = backward * b;
+  /// The terms of a micro-batch of `b` sequences.
+  [[nodiscard]] ComputeTerms at(double b) const noexcept {
+    return {dense * b, attention * b, recompute * b, scores_io * b, elementwise * b,
+            forward * b, backward * b};
+  }
+  /// Sets `t`'s compute terms to these.
+  void into(TrainingTime& t) const noexcept {
+    t.dense_seconds = dense;
+    t.attention_seconds = attention;
+    t.recompute_seconds = recompute;
+    t.scores_io_seconds = scores_io;
+    t.elementwise_seconds = elementwise;
+  }
+  /// `t`'s compute terms (add_compute_terms' result) and the passes' compute.
+  static ComputeTerms of(const TrainingTime& t, double forward_seconds,
+                         double backward_seconds) noexcept {
+    return {t.dense_seconds, t.attention_seconds, t.recompute_seconds, t.scores_io_seconds,
+            t.elementwise_seconds, forward_seconds, backward_seconds};
   }
 };
 
@@ -60,15 +69,10 @@ struct ComputeTerms {
 inline ComputeTerms compute_terms_per_sequence(const Context& ctx, Plan p) {
   p.micro_batch = 1;
   TrainingTime t;
-  ComputeTerms out;
+  double forward = 0, backward = 0;
   add_compute_terms(ctx.model, ctx.cluster, p, ctx.flops_per_second, stage_shape(ctx.model, p),
-                    t, out.forward, out.backward);
-  out.dense = t.dense_seconds;
-  out.attention = t.attention_seconds;
-  out.recompute = t.recompute_seconds;
-  out.scores_io = t.scores_io_seconds;
-  out.elementwise = t.elementwise_seconds;
-  return out;
+                    t, forward, backward);
+  return ComputeTerms::of(t, forward, backward);
 }
 
 /// Pruning bound 1 tightened, for the winner search (search.cpp expand_row): a slot is at

@@ -15,6 +15,7 @@
 #include "bounds.hpp"
 #include "candidates.hpp"
 #include "collector.hpp"
+#include "terms_cache.hpp"
 #include "planner/inputs/workload_settings.hpp"
 #include "planner/model/legality.hpp"
 
@@ -101,6 +102,7 @@ struct Scratch {
   /// a (group, recompute choice)'s are in it (unit_of[group · choices + choice]).
   std::vector<std::array<ComputeTerms, 2>> units;
   std::vector<std::uint32_t> unit_of;
+  TermsCache terms;  ///< winner search: compute terms by plan, kept between searches
   /// dp → offset of its micro-batches (the divisors of its per-replica share) in mb_pool:
   /// every group with the same dp has the same list, computed once (trial division up to the
   /// square root of the share was most of the search on a highly divisible world, issue 14).
@@ -305,8 +307,8 @@ inline void enumerate_groups(const Context& ctx, const SearchFilter& filter, Scr
 /// network bound is; the rest are timed on every placement. `fits(cand, p)` says whether the
 /// variant `p` (with its zero and sp set) is in the space and fits, and may fill `ledger`.
 /// `order` (BestFirst, or the winner search's LazyRows) gives the candidates in that order;
-/// `compute_of(cand, q, shape, t, forward, backward)` fills the compute terms of `q` (the
-/// candidate's plan with an SP setting; step_time.hpp add_compute_terms or their scaling).
+/// `compute_of(cand, q, shape, terms)` sets the compute terms of `q` (the candidate's plan with
+/// an SP setting; step_time.hpp add_compute_terms or bounds.hpp ComputeTerms::at).
 template <typename Order, typename Fits, typename ComputeOf>
 inline void time_candidates(const Context& ctx, const SearchOptions& options, Scratch& s,
                             Collector& out, SearchResult& result, Order& order, Fits&& fits,
@@ -329,10 +331,11 @@ inline void time_candidates(const Context& ctx, const SearchOptions& options, Sc
     // is computed once per SP setting and each variant's bound adds only its stage's
     // data-parallel terms. `count` counts the timings as whole ones, one per (SP, stage) in
     // the order the bounds ask for them, so the work count is the search's own.
-    std::array<std::optional<TrainingTime>, 2> part;  // per SP setting, once computed
-    std::array<bool, 2> with_traffic{};  // part[k] holds its traffic terms, not only compute
-    std::array<double, 2> forward_seconds{};
-    std::array<double, 2> backward_seconds{};
+    // Per SP setting, once computed: the compute terms, then (only where the compute alone does
+    // not prune, most candidates) the micro-batch part with its traffic.
+    std::array<ComputeTerms, 2> terms;
+    std::array<bool, 2> have_terms{};
+    std::array<std::optional<TrainingTime>, 2> part;
     std::array<int, 2> zero_of{-1, -1};  // the ZeRO stage last counted per SP setting; -1 none
     const StageShape shape = stage_shape(m, p);
     const auto count = [&](int sp, int zero) {
@@ -344,26 +347,48 @@ inline void time_candidates(const Context& ctx, const SearchOptions& options, Sc
     };
     // The micro-batch part in two steps (step_time.hpp micro_batch_part): its compute terms,
     // then its traffic on the ideal network.
-    const auto compute = [&](int sp) -> TrainingTime& {
+    const auto compute = [&](int sp) -> const ComputeTerms& {
       const auto k = static_cast<std::size_t>(sp);
-      if (!part[k]) {
+      if (!have_terms[k]) {
         Plan q = p;
         q.sequence_parallel = sp == 1;
-        part[k].emplace();
-        compute_of(cand, q, shape, *part[k], forward_seconds[k], backward_seconds[k]);
+        compute_of(cand, q, shape, terms[k]);
+        have_terms[k] = true;
+      }
+      return terms[k];
+    };
+    // An MoE micro-batch's expert traffic first (the Mixtral training scenario's largest
+    // traffic term on the ideal network): compute and expert traffic alone prune most
+    // candidates that the compute alone does not.
+    std::array<bool, 2> whole{};  // part[k] holds every traffic term
+    const bool moe = is_moe(m);
+    const auto with_experts = [&](int sp) -> const TrainingTime& {
+      const auto k = static_cast<std::size_t>(sp);
+      if (!part[k]) {
+        TrainingTime& t = part[k].emplace();
+        compute(sp).into(t);
+        Plan q = p;
+        q.sequence_parallel = sp == 1;
+        add_expert_traffic(m, ideal, q, shape, ctx.flops_per_second, t);
       }
       return *part[k];
     };
     const auto micro_batch = [&](int sp) -> const TrainingTime& {
       const auto k = static_cast<std::size_t>(sp);
-      TrainingTime& t = compute(sp);
-      if (!with_traffic[k]) {
-        Plan q = p;
-        q.sequence_parallel = sp == 1;
+      if (whole[k]) return *part[k];
+      whole[k] = true;
+      Plan q = p;
+      q.sequence_parallel = sp == 1;
+      if (moe) {
+        with_experts(sp);
+        add_non_expert_traffic(m, ideal, q, ctx.flops_per_second, shape, *part[k]);
+        finish_micro_batch(q, *part[k]);
+      } else {
+        TrainingTime& t = part[k].emplace();
+        compute(sp).into(t);
         add_traffic_terms(m, ideal, q, ctx.flops_per_second, shape, t);
-        with_traffic[k] = true;
       }
-      return t;
+      return *part[k];
     };
     // Whether the slots' bound prunes: first from the compute terms alone (every traffic term
     // of a slot is ≥ 0, micro_batch_time.hpp micro_batch_seconds, so this bound is below the
@@ -375,11 +400,18 @@ inline void time_candidates(const Context& ctx, const SearchOptions& options, Sc
     // rounded (a sum or product of non-negative numbers never falls when a term grows).
     const auto slots_prune = [&](int sp, int zero) {
       count(sp, zero);
-      const double work = compute(sp).compute_seconds();
+      const double work = compute(sp).seconds();
       const double sequences = static_cast<double>(p.dp * p.micro_batch * p.grad_accum);
       if (out.beyond((static_cast<double>(p.grad_accum) * work + bubble_slots(p) * work) /
                      (sequences * seq) * bound_margin)) {
         return true;
+      }
+      if (moe) {
+        const double experts = with_experts(sp).micro_batch_seconds();
+        if (out.beyond((static_cast<double>(p.grad_accum) * experts + bubble_slots(p) * experts) /
+                       (sequences * seq) * bound_margin)) {
+          return true;
+        }
       }
       const TrainingTime& t = micro_batch(sp);
       return out.beyond((static_cast<double>(p.grad_accum) * t.micro_batch_seconds() +
@@ -394,8 +426,7 @@ inline void time_candidates(const Context& ctx, const SearchOptions& options, Sc
       Plan q = p;
       q.sequence_parallel = sp == 1;
       q.zero = zero;
-      add_step_terms(m, ideal, q, ctx.flops_per_second, forward_seconds[k], backward_seconds[k],
-                     t);
+      add_step_terms(m, ideal, q, ctx.flops_per_second, terms[k].forward, terms[k].backward, t);
       return 1.0 / t.tokens_per_second * bound_margin;
     };
     const int first_zero = p.zero;

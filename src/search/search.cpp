@@ -100,9 +100,12 @@ void search_training(const Context& ctx, const SearchOptions& options, Collector
   if (!options.prune) return;
   BestFirst order(s.candidates);
   const auto compute_of = [&](const Candidate&, const Plan& q, const StageShape& shape,
-                              TrainingTime& t, double& forward, double& backward) {
+                              ComputeTerms& terms) {
+    TrainingTime t;
+    double forward = 0, backward = 0;
     add_compute_terms(ctx.model, ctx.cluster, q, ctx.flops_per_second, shape, t, forward,
                       backward);
+    terms = ComputeTerms::of(t, forward, backward);
   };
   time_candidates(ctx, options, s, out, result, order,
                   [&](const Candidate& cand, const Plan& p, MemoryLedger& ledger) {
@@ -225,26 +228,24 @@ void enumerate_rows(const Context& ctx, const SearchFilter& filter, Scratch& s) 
 
 /// A pending row's candidates: the micro-batches that fit for a variant the settings allow
 /// (fitting_micro_batches, which fills the row's settings), with their bounds.
+template <typename Beyond>
 void expand_row(const Context& ctx, const SearchFilter& filter, Scratch& s,
-                const PendingRow& row, std::vector<Candidate>& into) {
+                const PendingRow& row, std::vector<Candidate>& into, const Beyond& beyond) {
   const Candidate first{row.bound, row.order};
   const std::uint32_t group_index = first.group();
   const std::size_t choice = first.choice();
   Group& g = s.groups[group_index];
+  budget.spend(static_cast<std::int64_t>(g.micro_batch_count));
+  const Plan unit = configured(g, choice, 0, s.mb_pool);
+  const std::array<ComputeTerms, 2>& terms = s.terms.terms(ctx, unit);
+  const double per_sequence = compute_seconds_per_sequence(terms, unit);
+  if (beyond(compute_bound_per_sequence(ctx, unit, per_sequence) * (1.0 - 1e-12))) return;
   const std::size_t fitting =
       fitting_micro_batches(ctx, filter, g, choice, s.mb_pool, &s.row_pool[g.rows]);
-  budget.spend(static_cast<std::int64_t>(g.micro_batch_count));
   if (fitting == 0) return;
-  Plan unit = configured(g, choice, 0, s.mb_pool);
-  std::array<ComputeTerms, 2> terms{};
-  for (int sp = 0; sp <= (unit.tp > 1 ? 1 : 0); ++sp) {
-    unit.sequence_parallel = sp == 1;
-    terms[static_cast<std::size_t>(sp)] = compute_terms_per_sequence(ctx, unit);
-  }
   s.unit_of[group_index * recompute_choices.size() + choice] =
       static_cast<std::uint32_t>(s.units.size());
   s.units.push_back(terms);
-  const double per_sequence = compute_seconds_per_sequence(terms, unit);
   for (std::size_t i = 0; i < fitting; ++i) {
     if (!schedule_allows(g, i, s.mb_pool)) continue;
     into.push_back(
@@ -280,17 +281,18 @@ void search_training_winner(const Context& ctx, const SearchOptions& options, Co
     return true;
   };
   enumerate_rows(ctx, options.filter, s);
+  s.terms.bind(ctx);
   s.units.clear();
   s.unit_of.assign(s.groups.size() * recompute_choices.size(), 0);
   const auto expand = [&](const PendingRow& row, std::vector<Candidate>& into) {
-    expand_row(ctx, options.filter, s, row, into);
+    expand_row(ctx, options.filter, s, row, into,
+               [&](double bound) { return out.beyond(bound); });
   };
   LazyRows<decltype(expand)> order(s.pending, s.candidates, expand);
   const auto compute_of = [&](const Candidate& cand, const Plan& q, const StageShape&,
-                              TrainingTime& t, double& forward, double& backward) {
+                              ComputeTerms& terms) {
     const std::size_t unit = s.unit_of[cand.group() * recompute_choices.size() + cand.choice()];
-    s.units[unit][q.sequence_parallel ? 1 : 0].at(static_cast<double>(q.micro_batch), t, forward,
-                                                   backward);
+    terms = s.units[unit][q.sequence_parallel ? 1 : 0].at(static_cast<double>(q.micro_batch));
   };
   time_candidates(ctx, options, s, out, result, order, fits, compute_of);
 }

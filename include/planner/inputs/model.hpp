@@ -22,6 +22,8 @@ struct ParamCounts {
   double active_layer = 0;
   double routed_experts = 0;
   std::int64_t moe_layers = 0;  ///< moe_layer_count, two integer divisions per call
+
+  friend bool operator==(const ParamCounts&, const ParamCounts&) = default;
 };
 
 /// The normalization each block applies twice (before attention, before the MLP). It moves
@@ -70,6 +72,8 @@ struct Model {
   std::int64_t mtp_layers = 0;
   /// Derived, not read from the scenario: stale if a shape field changes after with_counts.
   ParamCounts counts;
+
+  friend bool operator==(const Model&, const Model&) = default;
 };
 
 [[nodiscard]] inline bool is_moe(const Model& m) noexcept { return m.moe.experts > 0; }

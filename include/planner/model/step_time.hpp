@@ -90,19 +90,33 @@ inline void add_compute_terms(const Model& m, const Cluster& c, const Plan& p,
   add_scores_io(m, c, p, g, t);
 }
 
+/// The micro-batch's step figures once its terms are in: the bubble and the global batch.
+inline void finish_micro_batch(const Plan& p, TrainingTime& t) noexcept {
+  t.micro_batches = p.grad_accum;
+  t.bubble_seconds = bubble_slots(p) * t.micro_batch_seconds();
+  t.global_sequences = static_cast<double>(p.dp * p.micro_batch * p.grad_accum);
+}
+
+/// The micro-batch's tp, cp and pp traffic: every term but the expert traffic. Each reads the
+/// compute terms alone, none another's, so the search can bound an MoE micro-batch by its
+/// compute and expert traffic before it adds these (search/enumerate.hpp; only
+/// inter_node_bytes then adds its parts in another order).
+inline void add_non_expert_traffic(const Model& m, const Cluster& c, const Plan& p,
+                                   double flops_per_second, const StageShape& g,
+                                   TrainingTime& t) noexcept {
+  add_tensor_parallel(m, c, p, g, flops_per_second, t);
+  add_context_parallel(m, c, p, g, t);
+  add_pipeline(m, c, p, g, t);
+}
+
 /// Completes `t`, whose compute terms add_compute_terms filled, with the micro-batch's tp, cp,
 /// pp and expert traffic, the bubble and the global batch.
 inline void add_traffic_terms(const Model& m, const Cluster& c, const Plan& p,
                               double flops_per_second, const StageShape& g,
                               TrainingTime& t) noexcept {
-  add_tensor_parallel(m, c, p, g, flops_per_second, t);
-  add_context_parallel(m, c, p, g, t);
-  add_pipeline(m, c, p, g, t);
+  add_non_expert_traffic(m, c, p, flops_per_second, g, t);
   if (is_moe(m)) add_expert_traffic(m, c, p, g, flops_per_second, t);
-
-  t.micro_batches = p.grad_accum;
-  t.bubble_seconds = bubble_slots(p) * t.micro_batch_seconds();
-  t.global_sequences = static_cast<double>(p.dp * p.micro_batch * p.grad_accum);
+  finish_micro_batch(p, t);
 }
 
 /// One micro-batch of a training plan, the part of training_time that does not depend on
