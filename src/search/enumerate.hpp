@@ -15,7 +15,6 @@
 #include "bounds.hpp"
 #include "candidates.hpp"
 #include "collector.hpp"
-#include "terms_cache.hpp"
 #include "planner/inputs/workload_settings.hpp"
 #include "planner/model/legality.hpp"
 
@@ -86,6 +85,22 @@ inline std::size_t row_index(int zero, std::size_t choice, int sp) {
          static_cast<std::size_t>(sp);
 }
 
+/// Winner search: how often each of a row's two checks (0 its compute bound, 1 its memory)
+/// ran and refused the row, so that the more selective runs first (search.cpp expand_row).
+struct RowChecks {
+  std::array<std::int64_t, 2> tried{}, refused{};
+  /// Records a check's outcome and returns it.
+  bool passes(std::size_t check, bool passed) noexcept {
+    ++tried[check];
+    if (!passed) ++refused[check];
+    return passed;
+  }
+  /// The compute bound's share of refusals above the memory's (memory first until then).
+  [[nodiscard]] bool compute_first() const noexcept {
+    return refused[0] * tried[1] > refused[1] * tried[0];
+  }
+};
+
 /// The search's working memory, reused between searches on one thread.
 struct Scratch {
   std::vector<std::int64_t> world_divisors;
@@ -102,7 +117,7 @@ struct Scratch {
   /// a (group, recompute choice)'s are in it (unit_of[group · choices + choice]).
   std::vector<std::array<ComputeTerms, 2>> units;
   std::vector<std::uint32_t> unit_of;
-  TermsCache terms;  ///< winner search: compute terms by plan, kept between searches
+  RowChecks row_checks;  ///< winner search: the rows' two checks, in this search
   /// dp → offset of its micro-batches (the divisors of its per-replica share) in mb_pool:
   /// every group with the same dp has the same list, computed once (trial division up to the
   /// square root of the share was most of the search on a highly divisible world, issue 14).

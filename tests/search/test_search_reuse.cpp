@@ -1,8 +1,9 @@
-// What one search leaves for the next on the same thread (src/search/terms_cache.hpp: the
-// winner search's compute terms, kept while the model, the GPU's compute figures and the
-// rate are the same). A search after another on a different model, GPU or rate must answer
-// as the exhaustive search does; stale terms would be bounds of another machine, and bounds
-// too high prune the true winner.
+// What one search leaves for the next on the same thread (src/search/enumerate.hpp Scratch:
+// its pools, its rows' compute terms, the counts that order a row's two checks). A winner
+// search after another on a different model, GPU or rate must answer as the exhaustive
+// search does: anything of the first read by the second would be bounds of another machine,
+// and bounds too high prune the true winner. (Written for a cache of compute terms kept
+// between searches, tried and taken out: it saved instructions but no time.)
 #include <catch2/catch.hpp>
 
 #include <cstdint>

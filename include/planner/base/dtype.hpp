@@ -69,8 +69,6 @@ struct Precision {
   /// The scenario states `gradients`; when it does not, a framework may choose them
   /// (inputs/framework_defaults.hpp: Megatron-LM's fp32 main gradients).
   bool gradients_stated = false;
-
-  friend bool operator==(const Precision&, const Precision&) = default;
 };
 
 }  // namespace planner

@@ -29,8 +29,6 @@ inline constexpr std::array<std::string_view, attention_kernel_count> attention_
 struct AttentionRate {
   double limit = 0;
   double half_tokens = 0;
-
-  friend bool operator==(const AttentionRate&, const AttentionRate&) = default;
 };
 
 [[nodiscard]] inline double attention_rate_share(const AttentionRate& r, double tokens) noexcept {

@@ -79,8 +79,6 @@ struct Gpu {
   /// and the one the workload's kernel selects, which training times attention at.
   std::array<AttentionRate, attention_kernel_count> attention_rates{};
   AttentionRate attention_rate{};
-
-  friend bool operator==(const Gpu&, const Gpu&) = default;
 };
 
 struct Cluster {

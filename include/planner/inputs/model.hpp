@@ -22,8 +22,6 @@ struct ParamCounts {
   double active_layer = 0;
   double routed_experts = 0;
   std::int64_t moe_layers = 0;  ///< moe_layer_count, two integer divisions per call
-
-  friend bool operator==(const ParamCounts&, const ParamCounts&) = default;
 };
 
 /// The normalization each block applies twice (before attention, before the MLP). It moves
@@ -72,8 +70,6 @@ struct Model {
   std::int64_t mtp_layers = 0;
   /// Derived, not read from the scenario: stale if a shape field changes after with_counts.
   ParamCounts counts;
-
-  friend bool operator==(const Model&, const Model&) = default;
 };
 
 [[nodiscard]] inline bool is_moe(const Model& m) noexcept { return m.moe.experts > 0; }

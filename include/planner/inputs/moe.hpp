@@ -26,8 +26,6 @@ struct Moe {
   /// (Megatron-LM --moe-shared-expert-overlap: the shared fc1 during the dispatch, fc2
   /// during the combine; moe/token_dispatcher.py, moe/shared_experts.py).
   bool shared_expert_overlap = false;
-
-  friend bool operator==(const Moe&, const Moe&) = default;
 };
 
 /// Multi-head latent attention (DeepSeek-AI 2024, arXiv 2405.04434, §2.1): queries and keys/
@@ -38,8 +36,6 @@ struct Mla {
   std::int64_t qk_rope_head_dim = 0;  ///< d_h^R, the decoupled RoPE part of a query/key head
   std::int64_t qk_nope_head_dim = 0;  ///< d_h, the compressed part of a query/key head
   std::int64_t v_head_dim = 0;        ///< value head width
-
-  friend bool operator==(const Mla&, const Mla&) = default;
 };
 
 }  // namespace planner

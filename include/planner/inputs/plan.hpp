@@ -115,8 +115,6 @@ struct Plan {
   /// candidate by the workload's tp_saved_inputs "gathered".
   bool tp_saves_gathered_inputs = false;
   Placement placement = default_placement;
-
-  friend bool operator==(const Plan&, const Plan&) = default;
 };
 
 /// One row of the axis table.
