@@ -153,14 +153,22 @@ std::size_t fitting_micro_batches(const Context& ctx, const SearchFilter& filter
   // it is not ordered against them): once stage 2 or 1 does not fit, the lower stages with
   // the same SP setting are not tried.
   // Each variant's state lines do not depend on the micro-batch (training_state_ledger): they
-  // are computed once here, and each probe adds its micro-batch's lines, the same arithmetic
-  // as a whole ledger (a fifth of a threshold scan's instructions went to these ledgers).
-  std::array<MemoryLedger, 8> state{};
-  for (std::size_t k = 0; k < allowed_count; ++k) {
-    q.zero = allowed[k].first;
-    q.sequence_parallel = allowed[k].second;
-    state[k] = training_state_ledger(ctx.model, ctx.cluster, ctx.workload.training, q);
-  }
+  // are computed once, when a probe first needs them, and each probe adds its micro-batch's
+  // lines, the same arithmetic as a whole ledger (a fifth of a threshold scan's instructions
+  // went to these ledgers). Most rows settle on the first variant tried, so most of the
+  // eight are never computed (a third of the Mixtral training scenario's instructions were
+  // these rows' memory checks when all eight were).
+  std::array<MemoryLedger, 8> state;
+  std::array<bool, 8> have{};
+  const auto state_of = [&](std::size_t k) -> const MemoryLedger& {
+    if (!have[k]) {
+      q.zero = allowed[k].first;
+      q.sequence_parallel = allowed[k].second;
+      state[k] = training_state_ledger(ctx.model, ctx.cluster, ctx.workload.training, q);
+      have[k] = true;
+    }
+    return state[k];
+  };
   const auto fits = [&](std::size_t i) {
     Plan v = configured(g, choice, i, mb_pool);
     std::array<bool, 2> lean_failed{};  // per SP setting
@@ -169,7 +177,7 @@ std::size_t fitting_micro_batches(const Context& ctx, const SearchFilter& filter
       if (lean_failed[sp ? 1 : 0]) continue;
       v.zero = zero;
       v.sequence_parallel = sp;
-      MemoryLedger ledger = state[k];
+      MemoryLedger ledger = state_of(k);
       add_training_activations(ctx.model, ctx.cluster, ctx.workload.training, v, ledger);
       if (ledger.fits()) return true;
       if (zero == 1 || zero == 2) lean_failed[sp ? 1 : 0] = true;
