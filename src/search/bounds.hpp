@@ -34,8 +34,9 @@ inline double compute_bound(const Context& ctx, const Plan& p) {
 /// A micro-batch's compute terms (step_time.hpp add_compute_terms) and its passes' compute.
 /// For one sequence (b = 1) every one is linear in the micro-batch's b·s/cp tokens (compute.hpp
 /// micro_batch_flops_at, elementwise.hpp elementwise_bytes, micro_batch_time.hpp
-/// add_scores_io), so `at` gives any b's by scaling. Its rounding (parts in 10^16) is far inside bound_margin, and the winner
-/// search uses it for bounds alone (the plans it keeps are timed by training_time).
+/// add_scores_io), so `at` gives any b's by scaling. Its rounding (parts in 10^16) is far
+/// inside bound_margin, and the winner search uses it for bounds alone (the plans it keeps are
+/// timed by training_time).
 struct ComputeTerms {
   double dense = 0, attention = 0, recompute = 0, scores_io = 0, elementwise = 0;
   double forward = 0, backward = 0;
