@@ -57,3 +57,15 @@ def layout(nodes, gpu, batch_tokens, mbs, dp, tp, pp, cp, accum, tables=False):
                      "bytes_per_param": 16},
         "plan": plan,
     }
+
+
+def median_step(gbs, seq, step, gpus, tps, logged, nsteps, nfiles):
+    """A record's measured step: `step` the median of the log's per-step time `logged` (its
+    key) over `nsteps` steps of `nfiles` result files, the first three of each left out."""
+    return {
+        "step_time": f"{step} s",
+        "tokens_per_second_per_gpu": round(tps, 2),
+        "derivation": f"{gbs} sequences x {seq} tokens / ({step} s x {gpus} GPUs); {step} s "
+                      f"is the median of the logged {logged} over {nsteps} steps of "
+                      f"{nfiles} result files (the first three steps of each left out)",
+    }

@@ -1,6 +1,7 @@
 """The GPT-3 175B records of MLPerf Training v4.0 and v4.1 (tools/mlperf_training_records.py
 types their rows and writes them; its docstring says what each round's logs give)."""
-from mlperf_common import COMMIT, FP8_DELAYED_HYBRID, FP8_PARAMS, GPT3, LAT_NOTE, REPO, blob, layout
+from mlperf_common import (COMMIT, FP8_DELAYED_HYBRID, FP8_PARAMS, GPT3, LAT_NOTE, REPO, blob,
+                           layout, median_step)
 
 
 # v4.1 (November 2024): the same GPT-3 175B benchmark on NeMo 24.09 with micro-batch 2, FP8
@@ -135,13 +136,7 @@ def gpt3_v41_record(row):
                  "NeMo 24.09, FP8)"),
         "model": dict(GPT3, precision={"compute": "fp8"}),
         **layout(nodes, gpu, gbs * seq, mbs, dp, tp, pp, cp, accum),
-        "measured": {
-            "step_time": f"{step} s",
-            "tokens_per_second_per_gpu": round(tps, 2),
-            "derivation": f"{gbs} sequences x {seq} tokens / ({step} s x {gpus} GPUs); {step} s "
-                          f"is the median of the logged train_step_timing over {nsteps} steps "
-                          f"of {nfiles} result files (the first three steps of each left out)",
-        },
+        "measured": median_step(gbs, seq, step, gpus, tps, "train_step_timing", nsteps, nfiles),
         "not_modelled": not_modelled,
         "notes": notes,
     }

@@ -57,7 +57,7 @@ import sys
 
 from record_files import write_or_check
 from mlperf_common import (COMMIT, FP8_DELAYED_HYBRID, GPT3, LAT_NOTE, LLAMA405, MINIBS, REPO,
-                           SYSTEM_NAME, blob, impl_dir, layout)
+                           SYSTEM_NAME, blob, impl_dir, layout, median_step)
 from mlperf_gpt3_v4_records import gpt3_v40_record, gpt3_v41_record
 
 
@@ -238,13 +238,7 @@ def gpt3_record(row):
                  f"{R['nemo']}, FP8)"),
         "model": dict(GPT3, precision={"compute": "fp8"}),
         **layout(nodes, gpu, gbs * seq, mbs, gpus // (tp * pp * cp), tp, pp, cp, accum),
-        "measured": {
-            "step_time": f"{step} s",
-            "tokens_per_second_per_gpu": round(tps, 2),
-            "derivation": f"{gbs} sequences x {seq} tokens / ({step} s x {gpus} GPUs); {step} s "
-                          f"is the median of the logged train_step_timing over {nsteps} steps "
-                          f"of {nfiles} result files (the first three steps of each left out)",
-        },
+        "measured": median_step(gbs, seq, step, gpus, tps, "train_step_timing", nsteps, nfiles),
         "not_modelled": not_modelled,
         "notes": notes,
     }
@@ -322,13 +316,7 @@ def llama_record(row):
                  f"({'Nebius' if h200 else 'NVIDIA Eos-dfw'}, NeMo 25.01, FP8)"),
         "model": dict(LLAMA405, precision={"compute": "fp8"}),
         **layout(nodes, gpu, gbs * seq, mbs, dp, tp, pp, cp, accum, tables=True),
-        "measured": {
-            "step_time": f"{step} s",
-            "tokens_per_second_per_gpu": round(tps, 2),
-            "derivation": f"{gbs} sequences x {seq} tokens / ({step} s x {gpus} GPUs); {step} s "
-                          f"is the median of the logged train_step_time over {nsteps} steps of "
-                          f"{nfiles} result files (the first three steps of each left out)",
-        },
+        "measured": median_step(gbs, seq, step, gpus, tps, "train_step_time", nsteps, nfiles),
         "not_modelled": {
             "vpp": vp,
             "precision": "fp8 (Transformer Engine delayed scaling, conf/custom.yaml fp8_recipe "
