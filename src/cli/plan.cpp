@@ -27,10 +27,14 @@ struct PlanArgs {
 int run_plan(const PlanArgs& a, std::ostream& out, std::ostream& err) {
   Scenario s = load_for_search(a.file, a.sets, err);
   apply_constraints(s, a.constraints);
-  // The search's counts and closest rejections appear in JSON, markdown, HTML and --full text.
-  const bool counts = a.format == "json" || a.format == "md" || a.format == "html" || a.full;
-  const PlanReport r =
-      make_plan_report(s, a.top, !a.no_thresholds && a.format != "csv", counts);
+  // The search's counts, closest rejections and every alternative appear in JSON, markdown,
+  // HTML and --full text; CSV lists the ranked plans alone (report.hpp ReportScope).
+  const ReportScope scope =
+      a.format == "csv" ? ReportScope::ranked
+      : a.format == "json" || a.format == "md" || a.format == "html" || a.full
+          ? ReportScope::full
+          : ReportScope::brief;
+  const PlanReport r = make_plan_report(s, a.top, !a.no_thresholds && a.format != "csv", scope);
   if (a.format == "json") {
     out << dump_json(report_json(r));
   } else if (a.format == "csv") {

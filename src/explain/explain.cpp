@@ -174,12 +174,20 @@ SearchFilter model_axes(std::optional<std::int64_t> tp, std::optional<std::int64
   return f;
 }
 
-std::vector<Alternative> alternatives(const Context& ctx, const SearchResult& result) {
+/// `quoted`: the kinds the axis notes name; with it, only the first alternative and those
+/// are searched (AlternativeScope::quoted).
+std::vector<Alternative> alternatives(const Context& ctx, const SearchResult& result,
+                                      const std::vector<AxisNote>* quoted) {
   std::vector<Alternative> out;
   const Plan& p = result.ranked.front().plan;
   const bool training = ctx.workload.kind == WorkloadKind::training;
+  const auto wanted = [&](AlternativeKind kind) {
+    if (quoted == nullptr || out.empty()) return true;
+    return std::any_of(quoted->begin(), quoted->end(),
+                       [&](const AxisNote& n) { return n.alternative == kind; });
+  };
   auto add = [&](AlternativeKind kind, const SearchFilter& f) {
-    out.push_back(alternative(ctx, result, kind, f));
+    if (wanted(kind)) out.push_back(alternative(ctx, result, kind, f));
   };
   const auto free = std::nullopt;
   if (p.tp > 1 || p.pp > 1 || p.cp > 1) {
@@ -289,15 +297,16 @@ std::vector<AxisNote> axis_notes(const Context& ctx, const Plan& p) {
 
 }  // namespace
 
-Explanation explain(const Context& ctx, const SearchResult& result) {
+Explanation explain(const Context& ctx, const SearchResult& result, AlternativeScope scope) {
   Explanation x;
   x.binding = binding_constraint(ctx);
   if (!result.found()) return x;
   const Evaluation& best = result.ranked.front();
   x.traffic = traffic_notes(ctx, best);
   x.failure_modes = failure_modes(ctx, best);
-  x.alternatives = alternatives(ctx, result);
   x.axes = axis_notes(ctx, best.plan);
+  x.alternatives =
+      alternatives(ctx, result, scope == AlternativeScope::quoted ? &x.axes : nullptr);
   return x;
 }
 

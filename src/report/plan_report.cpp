@@ -11,7 +11,8 @@
 namespace planner {
 
 PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds,
-                            bool accounting) {
+                            ReportScope scope) {
+  const bool accounting = scope == ReportScope::full;
   PlanReport r;
   r.scenario = &s;
   r.context = make_context(s);
@@ -32,7 +33,7 @@ PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds,
     rec = trusted_search(r.context, options);
     winner_work = rec.result.work;
   }
-  if (accounting || !rec.result.found()) {
+  if (accounting || (!rec.result.found() && scope != ReportScope::ranked)) {
     options.accounting = true;
     rec = trusted_search(r.context, options);
   }
@@ -41,7 +42,10 @@ PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds,
   const bool training = r.context.workload.kind == WorkloadKind::training;
   if (training && !r.result.found()) r.context.constraints.trusted = false;  // nothing anywhere
   if (rec.outside) r.context.constraints.trusted = false;
-  if (training && r.result.found() && !rec.outside && r.context.constraints.trusted) {
+  // CSV shows the ranked plans alone: none of the explanation's parts are computed for it.
+  const bool explained = scope != ReportScope::ranked;
+  if (explained && training && r.result.found() && !rec.outside &&
+      r.context.constraints.trusted) {
     Context raw = r.context;
     raw.constraints.trusted = false;
     const Evaluation& best = r.result.ranked.front();
@@ -60,7 +64,8 @@ PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds,
   // docs/ranking.md §6): the fastest plan that keeps that room, searched on a GPU of capacity
   // C' = (C + u·reserve)/(1 + u), where "allocated + reserve <= C'" is "allocated·(1 + u) +
   // reserve <= C", then ledgered on the real GPU and kept only if it has the room.
-  if (training && r.result.found() && !has_memory_headroom(r.result.ranked.front().memory)) {
+  if (explained && training && r.result.found() &&
+      !has_memory_headroom(r.result.ranked.front().memory)) {
     r.short_of_memory_headroom = true;
     const double u = memory_accuracy.max_excess;
     Context roomy = r.context;
@@ -76,7 +81,11 @@ PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds,
       if (has_memory_headroom(e.memory)) r.memory_roomy = e;
     }
   }
-  r.explanation = explain(r.context, r.result);
+  if (explained) {
+    r.explanation = explain(r.context, r.result,
+                            scope == ReportScope::brief ? AlternativeScope::quoted
+                                                        : AlternativeScope::all);
+  }
   if (thresholds && r.result.found()) {
     r.thresholds = find_thresholds(r.context, r.result.ranked.front().plan, 0,
                                    &r.thresholds_not_searched, winner_work,

@@ -90,8 +90,8 @@ TEST_CASE("plan's brief memory line sums to the ledger's total", "[cli][brief]")
 
 TEST_CASE("plan without the search's counts ranks and thresholds as plan with them",
           "[cli][brief]") {
-  // make_plan_report's `accounting` (src/cli/plan.cpp asks for it in JSON, markdown, HTML and
-  // --full): without it the ranking comes from the winner search alone, whose ranked list is
+  // make_plan_report's scope (src/cli/plan.cpp asks for `full` in JSON, markdown, HTML and
+  // --full): under `brief` the ranking comes from the winner search alone, whose ranked list is
   // the accounted search's (tests/search/test_pruning.cpp), and the threshold scans' work rule
   // reads the winner search's work in both, so the brief text and the JSON agree.
   for (const std::string name : {"q2-llama-3.1-70b-64-h100.json", "q4-mixtral-8x7b-training.json",
@@ -101,8 +101,8 @@ TEST_CASE("plan without the search's counts ranks and thresholds as plan with th
     const planner::Scenario s = planner::load_scenario_for_search(
         planner::read_json_file(std::string(PLANNER_SOURCE_DIR) + "/scenarios/" + name), name,
         warning);
-    const planner::PlanReport with = planner::make_plan_report(s, 5, true, true);
-    const planner::PlanReport without = planner::make_plan_report(s, 5, true, false);
+    const planner::PlanReport with = planner::make_plan_report(s, 5, true, planner::ReportScope::full);
+    const planner::PlanReport without = planner::make_plan_report(s, 5, true, planner::ReportScope::brief);
     REQUIRE(with.result.found());
     REQUIRE(without.result.ranked.size() == with.result.ranked.size());
     for (std::size_t i = 0; i < with.result.ranked.size(); ++i) {
@@ -119,5 +119,37 @@ TEST_CASE("plan without the search's counts ranks and thresholds as plan with th
       CHECK(without.thresholds[i].value == with.thresholds[i].value);
     }
     CHECK(without.thresholds_not_searched.size() == with.thresholds_not_searched.size());
+  }
+}
+
+TEST_CASE("a report computed for the brief text or CSV renders them as the full report does",
+          "[cli][brief]") {
+  // ReportScope (report.hpp): `brief` searches only the alternatives the brief text quotes (the
+  // simplest answer, those the axis lines name), `ranked` (CSV) no explanation at all. What
+  // each output shows must not change: every bundled scenario's brief text and CSV from the
+  // narrower report against the same output from the full one, byte for byte. Thresholds off:
+  // they do not read the explanation, and the full report's would rerun for minutes.
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(PLANNER_SOURCE_DIR) + "/scenarios")) {
+    const std::string name = entry.path().filename().string();
+    INFO(name);
+    std::string warning;
+    const planner::Scenario s = planner::load_scenario_for_search(
+        planner::read_json_file(entry.path().string()), name, warning);
+    const planner::PlanReport full = planner::make_plan_report(s, 5, false);
+    const planner::PlanReport brief =
+        planner::make_plan_report(s, 5, false, planner::ReportScope::brief);
+    const planner::PlanReport ranked =
+        planner::make_plan_report(s, 5, false, planner::ReportScope::ranked);
+    CHECK(planner::report_text(brief, planner::TextDetail::brief) ==
+          planner::report_text(full, planner::TextDetail::brief));
+    CHECK(planner::report_csv(ranked) == planner::report_csv(full));
+    // Fewer searches, not none: the brief report keeps the simplest answer.
+    CHECK(brief.explanation.alternatives.size() <= full.explanation.alternatives.size());
+    if (!full.explanation.alternatives.empty()) {
+      REQUIRE_FALSE(brief.explanation.alternatives.empty());
+      CHECK(brief.explanation.alternatives.front().kind ==
+            full.explanation.alternatives.front().kind);
+    }
   }
 }

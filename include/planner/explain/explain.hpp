@@ -255,8 +255,15 @@ struct Explanation {
 [[nodiscard]] std::vector<TrafficNote> traffic_notes(const Context& ctx, const Evaluation& e);
 [[nodiscard]] std::vector<FailureMode> failure_modes(const Context& ctx, const Evaluation& e);
 
-/// Full explanation of the winner of `result` (empty past the binding constraint when
-/// nothing fits).
-[[nodiscard]] Explanation explain(const Context& ctx, const SearchResult& result);
+/// Which alternatives explain() searches, each a search of its own: `all`, or `quoted`, those a
+/// brief account shows (the first, the simplest answer, and those the axis notes name; brief
+/// text, report/render_text.cpp). The alternatives both list come out the same, in the same
+/// order.
+enum class AlternativeScope { all, quoted };
+
+/// Explanation of the winner of `result` (empty past the binding constraint when nothing
+/// fits).
+[[nodiscard]] Explanation explain(const Context& ctx, const SearchResult& result,
+                                  AlternativeScope scope = AlternativeScope::all);
 
 }  // namespace planner

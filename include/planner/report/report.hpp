@@ -41,13 +41,22 @@ struct PlanReport {
   std::optional<Evaluation> memory_roomy;
 };
 
+/// What an output shows of a plan report, so that make_plan_report computes nothing it leaves
+/// out (src/cli/plan.cpp picks it from the format):
+/// - `full`: the search's counts and closest rejections (SearchResult::evaluated, feasible,
+///   rejected_by_kind, rejected) and every alternative: JSON, markdown, HTML, --full text,
+///   planner check;
+/// - `brief`: brief text: the counts only when nothing fits (the rejections are the answer
+///   then), the alternatives it quotes (explain.hpp AlternativeScope::quoted);
+/// - `ranked`: the ranked plans alone (CSV): no explanation, no fastest plan outside the
+///   validated envelope, no roomier plan, no counts.
+/// What a scope computes is what a larger one computes for the same parts.
+enum class ReportScope { ranked, brief, full };
+
 /// Search, explain, and (with `thresholds`, the costly part: the planner runs again for
 /// every threshold input) find what would change the answer (plan_report.cpp).
-/// `accounting`: the search's counts and closest rejections are computed (SearchResult::
-/// evaluated, feasible, rejected_by_kind, rejected), for output that shows them; without it
-/// they are computed only when nothing fits.
 [[nodiscard]] PlanReport make_plan_report(const Scenario& s, std::size_t top, bool thresholds,
-                                          bool accounting = true);
+                                          ReportScope scope = ReportScope::full);
 
 [[nodiscard]] nlohmann::json plan_json(const Context& ctx, const Evaluation& e);
 [[nodiscard]] nlohmann::json report_json(const PlanReport& r);
