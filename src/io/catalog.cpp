@@ -85,8 +85,7 @@ SourcedValue sourced(const json& table, const std::string& table_name, const std
   return v;
 }
 
-std::array<SourcedValue, fp8_recipe_count> parse_fp8_ratios() {
-  const json doc = json::parse(gpu_catalog_text());
+std::array<SourcedValue, fp8_recipe_count> parse_fp8_ratios(const json& doc) {
   const json& table = doc.at("fp8_efficiency_ratio");
   std::array<SourcedValue, fp8_recipe_count> out{};
   for (std::size_t i = 0; i < fp8_recipe_count; ++i) {
@@ -95,24 +94,21 @@ std::array<SourcedValue, fp8_recipe_count> parse_fp8_ratios() {
   return out;
 }
 
-ServingRead parse_serving_read() {
-  const json doc = json::parse(gpu_catalog_text());
+ServingRead parse_serving_read(const json& doc) {
   const json& table = doc.at("serving_read");
   return {sourced(table, "serving_read", "weights_efficiency", 0, 1),
           sourced(table, "serving_read", "kv_efficiency", 0, 1),
           sourced(table, "serving_read", "layer_step_seconds", 0, 1e-3)};
 }
 
-RuntimeMemory parse_runtime_memory() {
-  const json doc = json::parse(gpu_catalog_text());
+RuntimeMemory parse_runtime_memory(const json& doc) {
   const json& table = doc.at("runtime_memory");
   return {sourced(table, "runtime_memory", "allocator_fraction", 0, 0.5),
           sourced(table, "runtime_memory", "eager_activation_fraction", 0, 1.0),
           sourced(table, "runtime_memory", "context_bytes", 0, 16.0 * 1024 * 1024 * 1024)};
 }
 
-AttentionRateTable parse_attention_rate() {
-  const json doc = json::parse(gpu_catalog_text());
+AttentionRateTable parse_attention_rate(const json& doc) {
   const json& table = doc.at("attention_rate");
   AttentionRateTable out;
   for (const json& name : table.at("gpus").at("value")) out.gpus.push_back(name.get<std::string>());
@@ -126,14 +122,33 @@ AttentionRateTable parse_attention_rate() {
   return out;
 }
 
-std::vector<CatalogGpu> parse_catalog() {
-  const json doc = json::parse(gpu_catalog_text());
+std::vector<CatalogGpu> parse_gpus(const json& doc) {
   const json& fallback = doc.at("default_efficiency");
   const double efficiency = number(doc, "default_efficiency");
   const std::string basis = fallback.at("source").get<std::string>();
   std::vector<CatalogGpu> out;
   for (const json& e : doc.at("gpus")) out.push_back(read_entry(e, efficiency, basis));
   return out;
+}
+
+/// Every table of data/gpus.json, read from one parse of it: the document is 70 kB of sourced
+/// values, and parsing it was a tenth of a search's instructions when each table parsed it
+/// again (the Mixtral training scenario read it twice).
+struct CatalogTables {
+  std::vector<CatalogGpu> gpus;
+  std::array<SourcedValue, fp8_recipe_count> fp8_ratios;
+  ServingRead serving;
+  RuntimeMemory runtime;
+  AttentionRateTable attention;
+};
+
+const CatalogTables& catalog_tables() {
+  static const CatalogTables tables = [] {
+    const json doc = json::parse(gpu_catalog_text());
+    return CatalogTables{parse_gpus(doc), parse_fp8_ratios(doc), parse_serving_read(doc),
+                         parse_runtime_memory(doc), parse_attention_rate(doc)};
+  }();
+  return tables;
 }
 
 }  // namespace
@@ -161,30 +176,17 @@ std::string_view gpu_catalog_text() {
   return text;
 }
 
-const std::vector<CatalogGpu>& gpu_catalog() {
-  static const std::vector<CatalogGpu> catalog = parse_catalog();
-  return catalog;
-}
+const std::vector<CatalogGpu>& gpu_catalog() { return catalog_tables().gpus; }
 
 const SourcedValue& fp8_efficiency_ratio(Fp8Recipe recipe) {
-  static const std::array<SourcedValue, fp8_recipe_count> ratios = parse_fp8_ratios();
-  return ratios[static_cast<std::size_t>(recipe)];
+  return catalog_tables().fp8_ratios[static_cast<std::size_t>(recipe)];
 }
 
-const ServingRead& serving_read() {
-  static const ServingRead read = parse_serving_read();
-  return read;
-}
+const ServingRead& serving_read() { return catalog_tables().serving; }
 
-const RuntimeMemory& runtime_memory() {
-  static const RuntimeMemory memory = parse_runtime_memory();
-  return memory;
-}
+const RuntimeMemory& runtime_memory() { return catalog_tables().runtime; }
 
-const AttentionRateTable& attention_rate_table() {
-  static const AttentionRateTable table = parse_attention_rate();
-  return table;
-}
+const AttentionRateTable& attention_rate_table() { return catalog_tables().attention; }
 
 std::array<AttentionRate, attention_kernel_count> attention_rates_of(const CatalogGpu& gpu) {
   const AttentionRateTable& t = attention_rate_table();
