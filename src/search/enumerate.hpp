@@ -64,7 +64,6 @@ struct Group {
   std::size_t placement_count = 0;
   bool placed = false;               ///< placements listed (the winner-only search lists
                                      ///< them when first needed)
-  std::size_t rows = 0;              ///< winner-only search: offset into the row pool
 };
 
 /// Winner-only search: what is known of one (group, zero, recompute choice, sp) row of
@@ -75,14 +74,17 @@ struct Row {
   std::uint16_t fitting = 0;  ///< micro-batches 0 … fitting − 1 are known to fit
   bool ended = false;         ///< micro-batch `fitting` does not fit
   /// passes_settings of the row's plans, which does not read the micro-batch: 0 no, 1 yes
-  /// (asked once per row by the enumeration, fitting_micro_batches, not per candidate popped)
+  /// (asked once per row by fitting_micro_batches, not per candidate popped)
   std::int8_t settings = 0;
 };
-inline constexpr std::size_t rows_per_group = 4 * recompute_choices.size() * 2;
+/// A (group, recompute choice)'s rows, one per ZeRO stage and SP setting, are listed together
+/// when its memory is first checked (search.cpp expand_row), not for every group enumerated:
+/// most groups' choices are never expanded, and filling 48 rows per group was 3.7 % of the
+/// Mixtral training scenario's instructions with thresholds.
+inline constexpr std::size_t rows_per_choice = 4 * 2;
 
-inline std::size_t row_index(int zero, std::size_t choice, int sp) {
-  return (static_cast<std::size_t>(zero) * recompute_choices.size() + choice) * 2 +
-         static_cast<std::size_t>(sp);
+inline std::size_t row_index(int zero, int sp) {
+  return static_cast<std::size_t>(zero) * 2 + static_cast<std::size_t>(sp);
 }
 
 /// Winner search: how often each of a row's two checks (0 its compute bound, 1 its memory)
@@ -113,9 +115,14 @@ struct Scratch {
   std::vector<Group> groups;
   std::vector<Candidate> candidates;
   std::vector<PendingRow> pending;  ///< winner search: the rows not listed yet
-  /// Winner search: each expanded row's compute terms per SP setting (bounds.hpp), and where
-  /// a (group, recompute choice)'s are in it (unit_of[group · choices + choice]).
-  std::vector<std::array<ComputeTerms, 2>> units;
+  /// Winner search: each expanded row's compute terms per SP setting (bounds.hpp) and the
+  /// offset of its rows in row_pool, and where a (group, recompute choice)'s are
+  /// (unit_of[group · choices + choice]).
+  struct Unit {
+    std::array<ComputeTerms, 2> terms;
+    std::size_t rows = 0;
+  };
+  std::vector<Unit> units;
   std::vector<std::uint32_t> unit_of;
   RowChecks row_checks;  ///< winner search: the rows' two checks, in this search
   /// dp → offset of its micro-batches (the divisors of its per-replica share) in mb_pool:

@@ -142,7 +142,7 @@ std::size_t fitting_micro_batches(const Context& ctx, const SearchFilter& filter
       q.zero = zero;
       q.sequence_parallel = sp;
       const bool passes = passes_settings(filter, q);
-      rows[row_index(zero, choice, sp ? 1 : 0)].settings = passes ? 1 : 0;
+      rows[row_index(zero, sp ? 1 : 0)].settings = passes ? 1 : 0;
       if (zero == 0 && state_replicas(q) > 1) continue;  // hybrid sharding needs ZeRO >= 1
       if (passes) allowed[allowed_count++] = {zero, sp};
     }
@@ -215,9 +215,7 @@ bool choice_searched(const Context& ctx, const SearchFilter& filter, const Group
 /// accounted search's; the counts and rejections are not computed.
 void enumerate_rows(const Context& ctx, const SearchFilter& filter, Scratch& s) {
   enumerate_groups(ctx, filter, s, nullptr, [&](std::uint32_t group_index) {
-    Group& g = s.groups[group_index];
-    g.rows = s.row_pool.size();
-    s.row_pool.resize(s.row_pool.size() + rows_per_group);
+    const Group& g = s.groups[group_index];
     // A micro-batch bound (`--fix micro_batch=...`) can leave a group none: no rows (its
     // first micro-batch, which the bound below reads, does not exist).
     if (g.micro_batch_count == 0) return;
@@ -265,17 +263,20 @@ void expand_row(const Context& ctx, const SearchFilter& filter, Scratch& s,
         0, !beyond(compute_bound_per_sequence(ctx, unit, per_sequence) * (1.0 - 1e-12)));
   };
   std::size_t fitting = 0;
+  const std::size_t rows = s.row_pool.size();
   const auto memory_passes = [&] {
-    fitting = fitting_micro_batches(ctx, filter, g, choice, s.mb_pool, &s.row_pool[g.rows]);
+    s.row_pool.resize(rows + rows_per_choice);
+    fitting = fitting_micro_batches(ctx, filter, g, choice, s.mb_pool, &s.row_pool[rows]);
     return s.row_checks.passes(1, fitting > 0);
   };
   if (s.row_checks.compute_first() ? !(compute_passes() && memory_passes())
                                    : !(memory_passes() && compute_passes())) {
+    s.row_pool.resize(rows);  // refused: its rows are never read
     return;
   }
   s.unit_of[group_index * recompute_choices.size() + choice] =
       static_cast<std::uint32_t>(s.units.size());
-  s.units.push_back(terms);
+  s.units.push_back({terms, rows});
   for (std::size_t i = 0; i < fitting; ++i) {
     if (!schedule_allows(g, i, s.mb_pool)) continue;
     into.push_back(
@@ -289,8 +290,9 @@ void search_training_winner(const Context& ctx, const SearchOptions& options, Co
                             SearchResult& result, Scratch& s) {
   const auto fits = [&](const Candidate& cand, const Plan& p, MemoryLedger& ledger) {
     const Group& g = s.groups[cand.group()];
-    Row& row = s.row_pool[g.rows + row_index(p.zero, cand.choice(), p.sequence_parallel ? 1 : 0)];
-    if (row.settings == 0) return false;  // filled by the enumeration
+    const std::size_t unit = s.unit_of[cand.group() * recompute_choices.size() + cand.choice()];
+    Row& row = s.row_pool[s.units[unit].rows + row_index(p.zero, p.sequence_parallel ? 1 : 0)];
+    if (row.settings == 0) return false;  // filled by the row's memory check
     const std::size_t i = cand.mb();
     bool have = false;  // `ledger` holds micro-batch i's, the plan `p` itself
     while (row.fitting <= i && !row.ended) {
@@ -322,7 +324,8 @@ void search_training_winner(const Context& ctx, const SearchOptions& options, Co
   const auto compute_of = [&](const Candidate& cand, const Plan& q, const StageShape&,
                               ComputeTerms& terms) {
     const std::size_t unit = s.unit_of[cand.group() * recompute_choices.size() + cand.choice()];
-    terms = s.units[unit][q.sequence_parallel ? 1 : 0].at(static_cast<double>(q.micro_batch));
+    terms = s.units[unit].terms[q.sequence_parallel ? 1 : 0].at(
+        static_cast<double>(q.micro_batch));
   };
   time_candidates(ctx, options, s, out, result, order, fits, compute_of);
 }
