@@ -66,6 +66,12 @@ CatalogGpu read_entry(const json& e, double fallback_efficiency,
     g.default_efficiency = fallback_efficiency;
     g.efficiency_basis = fallback_basis;
   }
+  if (e.contains("serving_efficiency")) {
+    g.serving_efficiency = number(e, "serving_efficiency");
+    if (!(g.serving_efficiency > 0 && g.serving_efficiency <= 1)) {
+      throw std::runtime_error("catalog: serving_efficiency outside (0, 1] for " + g.name);
+    }
+  }
   if (!(g.memory_bytes > 0) || !(g.memory_bandwidth_bytes_per_second > 0) ||
       !g.peak("bf16") || !(g.default_efficiency > 0 && g.default_efficiency <= 1)) {
     throw std::runtime_error("catalog: incomplete entry " + g.name);

@@ -263,9 +263,13 @@ Scenario load_scenario(const json& doc, const std::string& origin) {
       s.constraints.trusted = parse_rank(*r, origin, "/constraints/rank");
     }
   }
+  // The workload's kind, read ahead of it: a serving engine's catalog rate differs.
+  const json* workload = top.find("workload");
+  const bool serving = workload != nullptr && workload->is_object() &&
+                       workload->value("kind", json()) == "serving";
   s.cluster = read_cluster(
       top.need("cluster", "an object with nodes, gpus_per_node, gpu, intra_node and inter_node"),
-      origin);
+      origin, serving);
   s.workload = read_workload(
       top.need("workload", "an object with kind \"training\" or \"serving\""), origin);
   check_fix_for_workload(s.constraints, s.workload.kind, origin, "/constraints/fix");

@@ -123,7 +123,8 @@ static const CatalogGpu* read_catalog_name(const Object& o, const std::string& o
 /// ("catalog": "H100-SXM") with any of those numbers as overrides. With a catalog GPU and no
 /// flops, the effective rate is the bf16 dense peak times "efficiency", else the catalog's
 /// default efficiency (docs/scenario-format.md, docs/validation.md).
-static Gpu read_gpu(const json& v, const std::string& origin, const CatalogGpu*& entry) {
+static Gpu read_gpu(const json& v, const std::string& origin, const CatalogGpu*& entry,
+                    bool serving) {
   entry = nullptr;
   const bool names_catalog = v.is_object() && v.contains("catalog");
   if (!names_catalog && v.is_object() && v.contains("efficiency")) {
@@ -155,7 +156,12 @@ static Gpu read_gpu(const json& v, const std::string& origin, const CatalogGpu*&
            "both");
     }
     const double peak = entry->peak("bf16").value_or(0);
-    g.flops_per_second = flops ? *flops : peak * share.value_or(entry->default_efficiency);
+    // A serving engine's forward passes at the serving fit where the catalog has one (a
+    // forward-only engine reaches a larger share than a training step's fit, which also
+    // covers what the model leaves out of a backward; docs/model.md §8).
+    const double fitted = serving && entry->serving_efficiency > 0 ? entry->serving_efficiency
+                                                                   : entry->default_efficiency;
+    g.flops_per_second = flops ? *flops : peak * share.value_or(fitted);
     // A rate from the peak is a GEMM rate: the memory-bound work is timed at HBM bandwidth.
     if (!flops) g.elementwise_bytes_per_second = g.memory_bandwidth_bytes_per_second;
     // ... and attention at its kernel's measured share of the GEMM rate (data/gpus.json
@@ -310,7 +316,7 @@ static void read_domains(const json& v, Cluster& c, const std::string& origin,
   }
 }
 
-Cluster read_cluster(const json& v, const std::string& origin) {
+Cluster read_cluster(const json& v, const std::string& origin, bool serving) {
   const Object o(v, "/cluster", origin,
                  {"nodes", "gpus_per_node", "gpu", "intra_node", "domains", "inter_node"});
   Cluster c;
@@ -324,7 +330,7 @@ Cluster read_cluster(const json& v, const std::string& origin) {
   }
   const CatalogGpu* entry = nullptr;
   c.gpu = read_gpu(o.need("gpu", "an object with memory, memory_bandwidth and flops"), origin,
-                   entry);
+                   entry, serving);
   TierDefault intra, inter;
   if (entry != nullptr) {
     // The scale-up fabric's figure holds only while a node fits inside its domain.

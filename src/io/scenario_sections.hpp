@@ -11,7 +11,10 @@
 namespace planner::json_input {
 
 [[nodiscard]] Model read_model(const nlohmann::json& v, const std::string& origin);
-[[nodiscard]] Cluster read_cluster(const nlohmann::json& v, const std::string& origin);
+/// `serving`: the workload serves, so a catalog GPU's rate is its serving fit where it has one
+/// (io/catalog.hpp CatalogGpu::serving_efficiency).
+[[nodiscard]] Cluster read_cluster(const nlohmann::json& v, const std::string& origin,
+                                   bool serving = false);
 [[nodiscard]] Workload read_workload(const nlohmann::json& v, const std::string& origin);
 [[nodiscard]] Plan read_plan(const nlohmann::json& v, const Workload& w, const std::string& origin);
 /// A plan that states tp_comm_overlap true without sequence_parallel: refused, as the plan's

@@ -358,15 +358,19 @@ namespace {
 /// (sorted names). `gpus` gets each record's catalog GPU, if it names one (for --fit).
 std::vector<ValidationRecord> load_records(const std::vector<std::string>& paths,
                                            std::vector<const CatalogGpu*>& gpus,
-                                           std::vector<ServingResult>* serving) {
+                                           std::vector<ServingResult>* serving,
+                                           std::vector<ServingRecordFile>* serving_fit = nullptr) {
   std::vector<ValidationRecord> records;
   std::vector<const CatalogGpu*> found;
   for (const std::string& path : paths) {
     for (const std::string& file : validation_files(path)) {
       const json doc = read_json_file(file);
       if (is_serving_record(doc)) {
-        // Serving records are evaluated only for the report (not by --fit or --search).
+        // Serving records are evaluated for the report; --fit takes the calibration ones.
         if (serving != nullptr) serving->push_back(validate_serving_record(doc, file_origin(file)));
+        if (serving_fit != nullptr && doc.value("set", json()) == "calibration") {
+          serving_fit->push_back({doc, file_origin(file)});
+        }
         continue;
       }
       records.push_back(load_validation_record(doc, file_origin(file)));
@@ -439,10 +443,13 @@ bool run_validate(const ValidateOptions& o, std::ostream& out) {
   check_bound(o.max_error_percent, "--max-error");
   std::vector<const CatalogGpu*> gpus;
   std::vector<ServingResult> serving;
+  std::vector<ServingRecordFile> serving_fit;
   const std::vector<ValidationRecord> records =
-      load_records(o.paths, gpus, o.fit || o.search ? nullptr : &serving);
+      load_records(o.paths, gpus, o.fit || o.search ? nullptr : &serving,
+                   o.fit ? &serving_fit : nullptr);
   if (o.fit) {
     print_fit(records, gpus, out);
+    print_serving_fit(serving_fit, out);
     return true;
   }
   if (o.search) {

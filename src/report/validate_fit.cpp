@@ -11,6 +11,7 @@
 #include "planner/io/catalog.hpp"
 #include "planner/io/context.hpp"
 #include "planner/report/validate.hpp"
+#include "planner/report/validate_serving.hpp"
 #include "validate_fit.hpp"
 
 namespace planner {
@@ -202,6 +203,25 @@ void print_fit(const std::vector<ValidationRecord>& records,
   out << fmt::format("  {:<16} {:.4f}  ({} records)\n", "all", median(pooled), pooled.size());
   print_fp8_fit(records, out);
   print_allocator_fit(records, out);
+}
+
+void print_serving_fit(const std::vector<ServingRecordFile>& records, std::ostream& out) {
+  std::map<std::string, std::vector<double>> per_gpu;
+  out << "\nserving forward-pass efficiency, from calibration serving records (one node):\n";
+  for (const ServingRecordFile& r : records) {
+    const CatalogGpu* g = record_gpu(r.doc.at("scenario"));
+    const std::optional<double> share = fitted_serving_efficiency(r.doc, r.origin);
+    out << fmt::format("  {:<60} {:<16} {:>8}\n",
+                       one_line(r.doc.value("name", r.origin), error_line_limit),
+                       g ? g->name : "-",
+                       share ? fmt::format("{:.4f}", *share) : std::string("-"));
+    if (g != nullptr && share) per_gpu[g->name].push_back(*share);
+  }
+  out << "median per GPU:\n";
+  if (per_gpu.empty()) out << fmt::format("  {:<16} -  (no calibration serving record)\n", "-");
+  for (const auto& [name, shares] : per_gpu) {
+    out << fmt::format("  {:<16} {:.4f}  ({} records)\n", name, median(shares), shares.size());
+  }
 }
 
 }  // namespace planner

@@ -1,5 +1,6 @@
 #pragma once
 #include <iosfwd>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,5 +18,16 @@ namespace planner {
 /// recipe's ratio from calibration FP8/BF16 pairs (data/gpus.json fp8_efficiency_ratio).
 void print_fit(const std::vector<ValidationRecord>& records,
                const std::vector<const CatalogGpu*>& gpus, std::ostream& out);
+
+/// A serving record's document and file, for --fit.
+struct ServingRecordFile {
+  nlohmann::json doc;
+  std::string origin;
+};
+
+/// `validate --fit` on the calibration serving records: per record, the fraction of the bf16
+/// peak at which the serving model reproduces it, and the median per catalog GPU
+/// (data/gpus.json serving_efficiency).
+void print_serving_fit(const std::vector<ServingRecordFile>& records, std::ostream& out);
 
 }  // namespace planner

@@ -101,6 +101,15 @@ ServingResult validate_serving_record(const json& doc, const std::string& origin
   r.metric = metric->metric;
   r.measured = positive(measured, "value", "/measured", origin);
   r.target = positive(doc, "target", "", origin);
+  if (const auto set = doc.find("set"); set != doc.end()) {
+    if (!set->is_string() ||
+        (set->get<std::string>() != "calibration" && set->get<std::string>() != "validation")) {
+      throw InputError(origin, "/set",
+                       fmt::format("{}: expected \"calibration\" or \"validation\"",
+                                   one_line(set->dump(), error_line_limit)));
+    }
+    r.calibration = set->get<std::string>() == "calibration";
+  }
   if (const auto s = doc.find("source"); s != doc.end() && s->is_object()) {
     r.source = fmt::format("{}; {}", s->value("document", std::string()),
                            s->value("row", std::string()));
@@ -118,13 +127,41 @@ ServingResult validate_serving_record(const json& doc, const std::string& origin
   return r;
 }
 
-std::vector<ServingSummary> summarize_serving(const std::vector<ServingResult>& results) {
+std::optional<double> fitted_serving_efficiency(const json& doc, const std::string& origin) {
+  const ServingResult at_catalog = validate_serving_record(doc, origin);
+  const json& measured = doc.at("measured");
+  const ServingMetric* metric = find_metric(measured.at("pointer").get<std::string>());
+  const Scenario scenario = load_scenario(doc.at("scenario"), origin);
+  const double peak = scenario.cluster.gpu.peak_flops_by_dtype[static_cast<std::size_t>(
+      Dtype::bf16)];
+  if (!(peak > 0) || !scenario.plan) return std::nullopt;
+  Context ctx = make_context(scenario);
+  const auto error_at = [&](double share) {
+    ctx.flops_per_second = peak * share;
+    const Evaluation e = evaluate(ctx, *scenario.plan);
+    const json report = evaluation_report_json(scenario, ctx, e);
+    const json& predicted = report.at(json::json_pointer(metric->pointer));
+    return predicted.is_number() ? predicted.get<double>() / at_catalog.measured - 1.0 : 0.0;
+  };
+  double lo = 0.05, hi = 1.0;
+  const double at_lo = error_at(lo), at_hi = error_at(hi);
+  if (!(at_lo * at_hi < 0)) return std::nullopt;  // no share in between reproduces it
+  for (int i = 0; i < 60; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    ((error_at(mid) < 0) == (at_lo < 0) ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+std::vector<ServingSummary> summarize_serving(const std::vector<ServingResult>& results,
+                                              bool calibration) {
   std::vector<ServingSummary> out;
   auto summary = [&](const std::string& metric) {
     ServingSummary s;
     s.metric = metric;
     std::vector<double> errors;
     for (const ServingResult& r : results) {
+      if (r.calibration != calibration) continue;
       if (metric != "all" && r.metric != metric) continue;
       ++s.records;
       const auto e = r.error();
@@ -145,29 +182,46 @@ std::vector<ServingSummary> summarize_serving(const std::vector<ServingResult>& 
     ServingSummary s = summary(metric);
     if (s.records > 0) out.push_back(std::move(s));
   }
-  if (!results.empty()) out.push_back(summary("all"));
+  if (std::any_of(results.begin(), results.end(),
+                  [&](const ServingResult& r) { return r.calibration == calibration; })) {
+    out.push_back(summary("all"));
+  }
   return out;
 }
 
 void print_serving_text(const std::vector<ServingResult>& results, std::ostream& out) {
   if (results.empty()) return;
-  out << fmt::format("\n{} serving records, current model, each published engine pinned\n\n",
-                     results.size());
+  const auto fitted = static_cast<std::size_t>(
+      std::count_if(results.begin(), results.end(), [](const ServingResult& r) {
+        return r.calibration;
+      }));
+  out << fmt::format("\n{} serving records, current model, each published engine pinned{}\n\n",
+                     results.size(),
+                     fitted > 0 ? fmt::format(" ({} calibration, marked *)", fitted) : "");
   out << fmt::format("{:<62} {:<10} {:>11} {:>11} {:>7}\n", "record", "metric", "model",
                      "measured", "error");
   for (const ServingResult& r : results) {
     const auto e = r.error();
-    out << fmt::format("{:<62} {:<10} {:>11} {:>11.4g} {:>7}\n", one_line(r.id, 200), r.metric,
+    out << fmt::format("{:<62} {:<10} {:>11} {:>11.4g} {:>7}{}\n", one_line(r.id, 200), r.metric,
                        r.predicted ? fmt::format("{:.4g}", *r.predicted) : "unbounded",
-                       r.measured, e ? fmt::format("{:+.1f}%", 100 * *e) : "-");
+                       r.measured, e ? fmt::format("{:+.1f}%", 100 * *e) : "-",
+                       r.calibration ? " *" : "");
   }
+  const auto print = [&](bool calibration) {
+    for (const ServingSummary& s : summarize_serving(results, calibration)) {
+      out << fmt::format("  {:<26} {:>3} records  median {:>6.1f}%  max {:>6.1f}% ({}){}\n",
+                         label_of(s.metric), s.records, 100 * s.median_abs_error,
+                         100 * s.max_abs_error, s.worst,
+                         s.unbounded > 0 ? fmt::format("; {} unbounded", s.unbounded)
+                                         : std::string());
+    }
+  };
   out << "\n|error| by metric (seconds for the times, tokens/s for throughput):\n";
-  for (const ServingSummary& s : summarize_serving(results)) {
-    out << fmt::format("  {:<26} {:>3} records  median {:>6.1f}%  max {:>6.1f}% ({}){}\n",
-                       label_of(s.metric), s.records, 100 * s.median_abs_error,
-                       100 * s.max_abs_error, s.worst,
-                       s.unbounded > 0 ? fmt::format("; {} unbounded", s.unbounded)
-                                       : std::string());
+  print(false);
+  if (fitted > 0) {
+    out << "calibration records (* above: data/gpus.json serving_efficiency is fitted to "
+           "them):\n";
+    print(true);
   }
 }
 
@@ -182,17 +236,23 @@ json serving_validation_json(const std::vector<ServingResult>& results) {
                            {"measured", r.measured},
                            {"predicted", r.predicted ? json(*r.predicted) : json(nullptr)},
                            {"error", e ? json(*e) : json(nullptr)},
-                           {"target", r.target}});
+                           {"target", r.target},
+                           {"set", r.calibration ? "calibration" : "validation"}});
   }
-  json by_metric = json::object();
-  for (const ServingSummary& s : summarize_serving(results)) {
-    by_metric[s.metric] = json{{"records", s.records},
-                               {"unbounded", s.unbounded},
-                               {"median_abs_error", s.median_abs_error},
-                               {"max_abs_error", s.max_abs_error},
-                               {"worst", s.worst}};
-  }
-  return json{{"records", records}, {"by_metric", by_metric}};
+  const auto by_metric = [&](bool calibration) {
+    json out = json::object();
+    for (const ServingSummary& s : summarize_serving(results, calibration)) {
+      out[s.metric] = json{{"records", s.records},
+                           {"unbounded", s.unbounded},
+                           {"median_abs_error", s.median_abs_error},
+                           {"max_abs_error", s.max_abs_error},
+                           {"worst", s.worst}};
+    }
+    return out;
+  };
+  return json{{"records", records},
+              {"by_metric", by_metric(false)},
+              {"calibration_by_metric", by_metric(true)}};
 }
 
 }  // namespace planner

@@ -285,4 +285,17 @@ TEST_CASE("validate --fit on the calibration records reproduces every fitted con
         Approx(value(catalog.at("runtime_memory").at("allocator_fraction"))).margin(5e-5));
   CHECK(fitted("eager PyTorch's temporaries", "median") ==
         Approx(value(catalog.at("runtime_memory").at("eager_activation_fraction"))).margin(5e-5));
+  // A serving engine's forward-pass efficiency, from the single-node serving records marked
+  // calibration (validation/serving, "set"): every catalog entry that has one.
+  const std::string serving = "serving forward-pass efficiency";
+  int serving_entries = 0;
+  for (const auto& gpu : catalog.at("gpus")) {
+    if (!gpu.contains("serving_efficiency")) continue;
+    ++serving_entries;
+    const std::string name = gpu.at("name").get<std::string>();
+    const std::string fitted_on = name == "A100-SXM4-40GB" ? "A100-SXM4-80GB" : name;
+    INFO(name);
+    CHECK(fitted(serving, fitted_on) == Approx(value(gpu.at("serving_efficiency"))).margin(5e-5));
+  }
+  CHECK(serving_entries == 2);  // the two A100 parts
 }

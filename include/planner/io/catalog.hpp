@@ -44,6 +44,10 @@ struct CatalogGpu {
   /// default_efficiency is the entry's own (fitted on calibration runs of this GPU, or of the
   /// same chip with other memory); false: the pooled value of all calibration runs.
   bool efficiency_own = false;
+  /// The fraction of the bf16 peak at which a serving engine's forward passes run their GEMMs
+  /// (prefill, decode), where single-node serving runs that isolate it fit one (data/gpus.json
+  /// serving_efficiency; docs/model.md §8); 0: default_efficiency, the training fit.
+  double serving_efficiency = 0;
   /// The datasheet part this entry is a variant of (other memory, a power limit), empty for a
   /// datasheet part. A variant's calibration runs fit its own efficiency but not the pooled
   /// default of uncatalogued GPUs, which stand for parts at their rated power.

@@ -11,7 +11,8 @@
 /// How far the serving model has been from published serving measurements, per metric: what
 /// `planner plan` and `planner memory` quote beside a serving prediction, as report/
 /// accuracy.hpp does for training. The figures are `planner validate validation/`'s over
-/// validation/serving/ (none of which is fitted to); docs/validation.md §Serving validation
+/// validation/serving/'s validation records (the calibration ones, which data/gpus.json
+/// serving_efficiency is fitted to, left out); docs/validation.md §Serving validation
 /// reports them, and tests/report/test_serving_validation.cpp recomputes every row from the
 /// records, so the table cannot drift from them.
 
@@ -29,8 +30,8 @@ struct ServingAccuracy {
 /// `planner validate validation/serving` at the commit that last changed the serving model.
 inline constexpr std::array<ServingAccuracy, 3> serving_accuracy{{
     {"per_token", "time per output token", 24, 0.0444, 0.1868, -0.0249},
-    {"ttft", "first token", 104, 0.1757, 0.8542, -0.0130},
-    {"throughput", "throughput", 183, 0.0760, 0.6498, -0.0085},
+    {"ttft", "first token", 92, 0.1350, 0.8672, -0.0726},
+    {"throughput", "throughput", 183, 0.0720, 0.6498, -0.0068},
 }};
 
 /// Whether a serving prediction on `ctx` carries the quote: the catalog's fitted GEMM rate and
@@ -38,7 +39,7 @@ inline constexpr std::array<ServingAccuracy, 3> serving_accuracy{{
 /// records do not measure).
 [[nodiscard]] bool quotes_serving_accuracy(const Context& ctx) noexcept;
 
-/// "Error of this serving model on 311 published measurements (planner validate
+/// "Error of this serving model on 299 published measurements (planner validate
 /// validation/): time per output token 4.4 % median (24), 20.4 % at worst; ..."
 [[nodiscard]] std::string serving_accuracy_sentence();
 

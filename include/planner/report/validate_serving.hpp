@@ -24,6 +24,9 @@ struct ServingResult {
   double measured = 0;
   std::optional<double> predicted;  ///< none when the model's figure is unbounded (overload)
   double target = 0;                ///< the record's |error| target
+  /// The record's "set" is "calibration": a single-node run a constant is fitted to
+  /// (data/gpus.json serving_efficiency), reported apart from the validation records.
+  bool calibration = false;
   [[nodiscard]] std::optional<double> error() const noexcept {
     if (!predicted) return std::nullopt;
     return *predicted / measured - 1;
@@ -35,6 +38,13 @@ struct ServingResult {
 [[nodiscard]] ServingResult validate_serving_record(const nlohmann::json& doc,
                                                     const std::string& origin);
 
+/// For `validate --fit`: the fraction of the record's catalog GPU's bf16 peak at which the
+/// serving model reproduces its published figure (bisection: every serving figure moves one
+/// way with the rate), or nullopt when no fraction in (0.05, 1] does or the GPU is not from
+/// the catalog. The fit of data/gpus.json serving_efficiency (docs/validation.md).
+[[nodiscard]] std::optional<double> fitted_serving_efficiency(const nlohmann::json& doc,
+                                                              const std::string& origin);
+
 /// Median and maximum |error| of one metric (or of all, metric "all").
 struct ServingSummary {
   std::string metric;
@@ -45,9 +55,10 @@ struct ServingSummary {
   std::string worst;
 };
 
-/// One summary per metric present, in serving_metric_names order, then "all".
+/// One summary per metric present, in serving_metric_names order, then "all", over the
+/// validation records (`calibration`: over the calibration records instead).
 [[nodiscard]] std::vector<ServingSummary> summarize_serving(
-    const std::vector<ServingResult>& results);
+    const std::vector<ServingResult>& results, bool calibration = false);
 
 /// The serving part of each report format (empty when there are no serving records).
 void print_serving_text(const std::vector<ServingResult>& results, std::ostream& out);
