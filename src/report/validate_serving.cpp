@@ -141,7 +141,8 @@ std::optional<double> fitted_serving_efficiency(const json& doc, const std::stri
     const Evaluation e = evaluate(ctx, *scenario.plan);
     const json report = evaluation_report_json(scenario, ctx, e);
     const json& predicted = report.at(json::json_pointer(metric->pointer));
-    return predicted.is_number() ? predicted.get<double>() / at_catalog.measured - 1.0 : 0.0;
+    // An unbounded figure (the engine overloaded at that rate) is slower than any measured.
+    return predicted.is_number() ? predicted.get<double>() / at_catalog.measured - 1.0 : 1e30;
   };
   double lo = 0.05, hi = 1.0;
   const double at_lo = error_at(lo), at_hi = error_at(hi);
