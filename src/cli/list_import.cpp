@@ -28,14 +28,22 @@ Runner add_list(CLI::App& sub) {
       for (const CatalogGpu& g : gpu_catalog()) {
         // The GEMM rate a scenario naming the GPU gets without a typed rate: the peak times
         // the efficiency fitted to its calibration runs, or the pooled one (docs/validation.md).
+        // A serving workload's forward passes take the serving fit where there is one.
         const double peak = g.peak("bf16").value_or(0);
+        const std::string serving =
+            g.serving_efficiency > 0
+                ? fmt::format("; serving at {:.1f} %, {:.0f} TFLOP/s (fitted to single-node "
+                              "serving runs)",
+                              100 * g.serving_efficiency, peak * g.serving_efficiency / 1e12)
+                : std::string();
         out << fmt::format("{:<{}} {:>6.1f} GiB, {:>5.2f} TB/s, bf16 {:>6.0f} TFLOP/s dense; "
-                           "GEMMs at {:.1f} % of it, {:.0f} TFLOP/s ({})\n",
+                           "GEMMs at {:.1f} % of it, {:.0f} TFLOP/s ({}){}\n",
                            g.name, name_width, g.memory_bytes / (1024.0 * 1024 * 1024),
                            g.memory_bandwidth_bytes_per_second / 1e12, peak / 1e12,
                            100 * g.default_efficiency, peak * g.default_efficiency / 1e12,
                            g.efficiency_own ? "its own calibration fit"
-                                            : "the pooled default: no calibration run of its own");
+                                            : "the pooled default: no calibration run of its own",
+                           serving);
       }
       return 0;
     }
