@@ -122,7 +122,8 @@ static const CatalogGpu* read_catalog_name(const Object& o, const std::string& o
 /// A GPU given by numbers (memory, memory_bandwidth, flops), or named from the catalog
 /// ("catalog": "H100-SXM") with any of those numbers as overrides. With a catalog GPU and no
 /// flops, the effective rate is the bf16 dense peak times "efficiency", else the catalog's
-/// default efficiency (docs/scenario-format.md, docs/validation.md).
+/// default efficiency (`serving`: its serving efficiency where it has one; docs/scenario-format.md,
+/// docs/validation.md).
 static Gpu read_gpu(const json& v, const std::string& origin, const CatalogGpu*& entry,
                     bool serving) {
   entry = nullptr;
