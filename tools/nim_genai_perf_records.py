@@ -12,7 +12,7 @@ Usage: tools/nim_genai_perf_records.py BUILD/planner [--dry-run]"""
 import csv, pathlib, statistics, sys
 
 from record_files import write_serving
-from serving_records import evaluate
+from serving_records import reserve_for_kv_fraction
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TABLE = ROOT / "validation" / "serving" / "sources" / "nim-dli-genai-perf.csv"
@@ -92,13 +92,7 @@ def scenario(planner, name, model, gpu, tp, precision, isl, osl, users):
                      "kv_block_tokens": 64},
         "plan": {"tp": tp},
     }
-    # The KV cache takes KV_FRACTION of the memory free after the weights and the runtime's
-    # own (the planner's default reserve): the rest joins the reserve.
-    led = evaluate(planner, doc)["plan"]["memory"]
-    free = led["capacity"] - led["weights"] - led["reserve"]
-    doc["cluster"]["gpu"]["reserve"] = (
-        f"{(led['reserve'] + (1 - KV_FRACTION) * free) / 2**30:.3f} GiB")
-    return doc
+    return reserve_for_kv_fraction(planner, doc, KV_FRACTION)
 
 
 def assumptions(gpu, tp, precision, words):

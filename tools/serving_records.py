@@ -40,6 +40,17 @@ def evaluate(planner, scenario):
     return json.loads(out.stdout)
 
 
+def reserve_for_kv_fraction(planner, doc, fraction):
+    """Sets doc's GPU reserve so that the KV cache takes `fraction` of the memory free after
+    the weights and the planner's default runtime reserve (an engine's free-memory fraction,
+    TensorRT-LLM's free_gpu_memory_fraction); the rest joins the reserve."""
+    led = evaluate(planner, doc)["plan"]["memory"]
+    free = led["capacity"] - led["weights"] - led["reserve"]
+    doc["cluster"]["gpu"]["reserve"] = (
+        f"{(led['reserve'] + (1 - fraction) * free) / 2**30:.3f} GiB")
+    return doc
+
+
 def pointer(doc, p):
     for part in p.strip("/").split("/"):
         doc = doc[int(part)] if isinstance(doc, list) else doc[part]

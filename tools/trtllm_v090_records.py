@@ -13,7 +13,8 @@ Usage: tools/trtllm_v090_records.py BUILD/planner [--dry-run]"""
 import csv, pathlib, sys
 
 from record_files import write_serving
-from serving_records import evaluate
+from serving_records import reserve_for_kv_fraction
+from trtllm_table_records import SHAPES
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TABLE = ROOT / "validation" / "serving" / "sources" / "trtllm-v0.9-dli.csv"
@@ -21,37 +22,27 @@ COMMIT = "5a4d0c37a3231b2ff8a268df7f129be259c48a48"
 PATH = "code/ch11_inference/inference_gpu_cluster_sizing/dataset/trt_llm_0_9_0_dli.csv"
 URL = f"https://github.com/wbing520/ai-performance-engineering/blob/{COMMIT}/{PATH}"
 
-# The file's model column: (short name, planner shape, where it comes from). The shapes are the
-# ones tools/trtllm_table_records.py cites for TensorRT-LLM's own tables.
-MODELS = {
-    "GPTJ 6B": ("gptj-6b", dict(layers=28, hidden=4096, heads=16, kv_heads=16,
-                                ffn_hidden=16384, gated_mlp=False, vocab=50400,
-                                tied_embeddings=False, seq_len=2048),
-                "GPT-J 6B shape (EleutherAI/gpt-j-6b config.json: 28 layers, 4096, 16 heads, "
-                "FFN 4 x 4096, GELU, vocabulary 50400, untied output layer)"),
-    "LLaMA v2 7B": ("llama2-7b", dict(layers=32, hidden=4096, heads=32, kv_heads=32,
-                                      ffn_hidden=11008, gated_mlp=True, vocab=32000,
-                                      tied_embeddings=False, seq_len=4096),
-                    "Llama-2-7B shape (Touvron et al. 2023, arXiv 2307.09288, and its "
-                    "config.json: 32 layers, 4096, FFN 11008, 32 heads, 32 KV heads, "
-                    "vocabulary 32000)"),
-    "LLaMA v2 13B": ("llama2-13b", dict(layers=40, hidden=5120, heads=40, kv_heads=40,
-                                        ffn_hidden=13824, gated_mlp=True, vocab=32000,
-                                        tied_embeddings=False, seq_len=4096),
-                     "Llama-2-13B shape (Touvron et al. 2023 and its config.json: 40 layers, "
-                     "5120, FFN 13824, 40 heads, 40 KV heads, vocabulary 32000)"),
-    "LLaMA v2 70B": ("llama2-70b", dict(layers=80, hidden=8192, heads=64, kv_heads=8,
-                                        ffn_hidden=28672, gated_mlp=True, vocab=32000,
-                                        tied_embeddings=False, seq_len=4096),
-                     "Llama-2-70B shape (Touvron et al. 2023: 80 layers, 8192, FFN 28672, 64 "
-                     "heads, 8 KV heads, vocabulary 32000)"),
-    "Falcon 180B": ("falcon-180b", dict(layers=80, hidden=14848, heads=232, kv_heads=8,
-                                        ffn_hidden=59392, gated_mlp=False, vocab=65024,
-                                        tied_embeddings=True, seq_len=2048),
-                    "Falcon-180B shape (tiiuae/falcon-180B config.json: 80 layers, 14848, 232 "
-                    "heads, 8 KV heads, FFN 4 x hidden, GELU, vocabulary 65024, tied "
-                    "embeddings)"),
+# The file's model column: (short name, planner shape, where it comes from). The shapes are
+# those of TensorRT-LLM's own tables (tools/trtllm_table_records.py SHAPES), and Llama 2 13B's.
+LLAMA2_13B = dict(layers=40, hidden=5120, heads=40, kv_heads=40, ffn_hidden=13824,
+                  gated_mlp=True, vocab=32000, tied_embeddings=False, seq_len=4096)
+SHAPE_WORDS = {
+    "gptj-6b": "GPT-J 6B shape (EleutherAI/gpt-j-6b config.json: 28 layers, 4096, 16 heads, FFN "
+               "4 x 4096, GELU, vocabulary 50400, untied output layer)",
+    "llama2-7b": "Llama-2-7B shape (Touvron et al. 2023, arXiv 2307.09288, and its config.json: "
+                 "32 layers, 4096, FFN 11008, 32 heads, 32 KV heads, vocabulary 32000)",
+    "llama2-13b": "Llama-2-13B shape (Touvron et al. 2023 and its config.json: 40 layers, 5120, "
+                  "FFN 13824, 40 heads, 40 KV heads, vocabulary 32000)",
+    "llama2-70b": "Llama-2-70B shape (Touvron et al. 2023: 80 layers, 8192, FFN 28672, 64 heads, "
+                  "8 KV heads, vocabulary 32000)",
+    "falcon-180b": "Falcon-180B shape (tiiuae/falcon-180B config.json: 80 layers, 14848, 232 "
+                   "heads, 8 KV heads, FFN 4 x hidden, GELU, vocabulary 65024, tied embeddings)",
 }
+MODELS = {label: (short, LLAMA2_13B if short == "llama2-13b" else SHAPES[short][0],
+                  SHAPE_WORDS[short])
+          for label, short in [("GPTJ 6B", "gptj-6b"), ("LLaMA v2 7B", "llama2-7b"),
+                               ("LLaMA v2 13B", "llama2-13b"), ("LLaMA v2 70B", "llama2-70b"),
+                               ("Falcon 180B", "falcon-180b")]}
 
 
 def link(gpu, tp):
@@ -130,11 +121,7 @@ def scenario(planner, model, gpu, tp, precision, batch, isl, osl):
     }
     if not xqa(model):
         doc["workload"]["decode_attention"] = "per_query_head"
-    led = evaluate(planner, doc)["plan"]["memory"]
-    free = led["capacity"] - led["weights"] - led["reserve"]
-    doc["cluster"]["gpu"]["reserve"] = (
-        f"{(led['reserve'] + (1 - KV_FRACTION) * free) / 2**30:.3f} GiB")
-    return doc
+    return reserve_for_kv_fraction(planner, doc, KV_FRACTION)
 
 
 def assumptions(model, gpu, tp, precision, words):
