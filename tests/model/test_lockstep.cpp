@@ -43,7 +43,14 @@ TEST_CASE("prompts prefilled together share the weight read and the fixed costs"
   const PrefillTime sixteen = prefill_time(m, c, w, p, weights, 400e12, 16);
   // FLOPs add up: 16 prompts of 128 tokens do 16 times one prompt's GEMMs and attention.
   CHECK(sixteen.flops == Approx(16 * one.flops));
-  CHECK(sixteen.compute_seconds == Approx(16 * one.compute_seconds));
+  // Their GEMMs run over 2,048 rows, at 2048 / 2072.97 of the rate where one prompt's 128 rows
+  // run at 128 / 152.97 (gemm_rows.hpp); the logits over 16 rows against 1. Per prompt, tp 8:
+  // the layers 2 · 80 · 855,670,784 · 128 / 8 FLOP, the logits 2 · 128,256 · 8192 / 8.
+  const double layers = 2.0 * 80 * 855670784.0 * 128 / 8;
+  const double logits = 2.0 * 128256 * 8192 / 8;
+  CHECK(sixteen.gemm_seconds == Approx(16 * (layers / (2048.0 / 2072.97) +
+                                             logits / (16.0 / 40.97)) / 400e12));
+  CHECK(one.gemm_seconds == Approx((layers / (128.0 / 152.97) + logits / (1.0 / 25.97)) / 400e12));
   // One weight read (17.6 GB at 3.35 TB/s = 5.254 ms) and 16 prompts' cache writes:
   // KV per token per rank 2 · 80 · 1 head · 128 · 2 B = 40,960 B, 128 tokens each.
   CHECK(sixteen.memory_seconds == Approx(17.6e9 / 3.35e12 + 16 * 40960.0 * 128 / 3.35e12));

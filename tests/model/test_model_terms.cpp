@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "answer_key_inputs.hpp"
+#include "planner/base/error.hpp"
 #include "planner/io/context.hpp"
 #include "planner/model/activations.hpp"
 #include "planner/model/collectives.hpp"

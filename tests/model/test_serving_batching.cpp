@@ -62,14 +62,18 @@ TEST_CASE("a prompt's cost to the engine, prefilled apart or mixed into the deco
   c.gpus_per_node = 1;
   // 64 sequences of 16 tokens: 4 end per step, so 4 prompts (512 tokens) per forward.
   //
-  // Their prefill: GEMMs 4·(2·6,979,846,144·128 + 2·525,336,576) = 7.1513e12 FLOP, 17.878 ms
-  // at 400 TFLOP/s, above the 16.06 GB weight read (4.794 ms at 3.35 TB/s); attention
-  // 4·2·4096·128·129·32 = 1.7316e10 FLOP, 0.0433 ms, above its cache read (4 prompts ·
-  // 128 tokens · 131,072 B = 67.1 MB, 0.0200 ms): 17.921 ms for the four.
-  const double prompt_gemm = 4 * (2 * 6979846144.0 * 128 + 2 * 525336576.0) / 400e12;
+  // Their prefill: GEMMs 4·2·6,979,846,144·128 = 7.1474e12 FLOP over 512 rows, at 512 /
+  // (512 + 24.97) = 0.95350 of the rate (gemm_rows.hpp), and the logits 4·2·525,336,576 =
+  // 4.2027e9 FLOP over 4 rows, at 4 / 28.97 = 0.13807: 18.816 ms at 400 TFLOP/s, above the
+  // 16.06 GB weight read (4.794 ms at 3.35 TB/s); attention 4·2·4096·128·129·32 = 1.7316e10
+  // FLOP, 0.0433 ms, above its cache read (4 prompts · 128 tokens · 131,072 B = 67.1 MB,
+  // 0.0200 ms): 18.859 ms for the four.
+  const double prompt_gemm = (4 * 2 * 6979846144.0 * 128 / (512.0 / (512 + 24.97)) +
+                              4 * 2 * 525336576.0 / (4.0 / (4 + 24.97))) /
+                             400e12;
   const double prompt_attention = 4 * 2 * 4096.0 * 128 * 129 * 32 / 400e12;
   const double weight_read = streamed_weights / 3.35e12;
-  CHECK(prompt_gemm * 1e3 == Approx(17.878).epsilon(1e-4));
+  CHECK(prompt_gemm * 1e3 == Approx(18.816).epsilon(1e-4));
   CHECK(prompt_attention * 1e3 == Approx(0.0433).epsilon(2e-3));
   CHECK(weight_read * 1e3 == Approx(4.794).epsilon(1e-3));
   {
@@ -78,31 +82,33 @@ TEST_CASE("a prompt's cost to the engine, prefilled apart or mixed into the deco
                        streamed_weights, 400e12);
     CHECK(f.prompts == 4);
     CHECK(f.first_token_seconds == Approx(prompt_gemm + prompt_attention));
-    CHECK(f.engine_seconds == Approx((prompt_gemm + prompt_attention) / 4));  // 4.480 ms each
+    CHECK(f.engine_seconds == Approx((prompt_gemm + prompt_attention) / 4));  // 4.714 ms each
     CHECK(f.decoding_alongside == 0);
   }
   // Mixed: the other 60 decode beside them. Their step alone: GEMMs 2·(6,979,846,144 +
-  // 525,336,576)·60 = 9.006e11 FLOP, 2.252 ms, under the 4.794 ms weight read; attention over
-  // 128 + 16/2 = 136 cached tokens, 60·136·131,072 B = 1.0695 GB, 0.3193 ms (its FLOPs, 4·4096
-  // ·136·60·32 = 4.28e9, 0.0107 ms, under it): 5.113 ms. With the prompts, one GEMM over all
-  // tokens, max(4.794, 2.252 + 17.878) = 20.130 ms, then both attention kernels, 0.3193 +
-  // 0.0433: 20.492 ms, 15.379 ms more than the step; 3.845 ms per prompt, where apart each
-  // cost 4.480 (the weight read is the decodes').
+  // 525,336,576)·60 = 9.006e11 FLOP over 60 rows, at 60 / 84.97 = 0.70613 of the rate,
+  // 3.189 ms, under the 4.794 ms weight read; attention over 128 + 16/2 = 136 cached tokens,
+  // 60·136·131,072 B = 1.0695 GB, 0.3193 ms (its FLOPs, 4·4096·136·60·32 = 4.28e9, 0.0107 ms,
+  // under it): 5.113 ms. With the prompts, the GEMMs over all tokens, max(4.794, 3.189 +
+  // 18.816) = 22.005 ms (each at its own rows' share), then both attention kernels, 0.3193 +
+  // 0.0433: 22.367 ms, 17.254 ms more than the step; 4.313 ms per prompt, where apart each
+  // cost 4.714 (the weight read is the decodes').
   {
-    const double decode_gemm = 2 * (6979846144.0 + 525336576.0) * 60 / 400e12;
+    const double decode_gemm =
+        2 * (6979846144.0 + 525336576.0) * 60 / (400e12 * (60.0 / (60 + 24.97)));
     const double decode_cache = 60 * 136 * 131072.0 / 3.35e12;
     const double step = weight_read + decode_cache;
     const double mixed = std::max(weight_read, decode_gemm + prompt_gemm) + decode_cache +
                          prompt_attention;
     CHECK(step * 1e3 == Approx(5.113).epsilon(1e-3));
-    CHECK(mixed * 1e3 == Approx(20.492).epsilon(1e-3));
+    CHECK(mixed * 1e3 == Approx(22.367).epsilon(1e-3));
     const PromptForward f =
         prompt_forward(m, c, short_prompts(Batching::mixed), single_gpu(64), 64, streamed_weights,
                        400e12);
     CHECK(f.prompts == 4);
     CHECK(f.decoding_alongside == 60);
     CHECK(f.engine_seconds == Approx((mixed - step) / 4));
-    CHECK(f.engine_seconds * 1e3 == Approx(3.845).epsilon(1e-3));
+    CHECK(f.engine_seconds * 1e3 == Approx(4.313).epsilon(1e-3));
     CHECK(f.first_token_seconds == Approx(mixed));
   }
   // One user: nothing decodes beside its prompt, which runs alone either way.
@@ -114,9 +120,14 @@ TEST_CASE("a prompt's cost to the engine, prefilled apart or mixed into the deco
     CHECK(mixed.prompts == 1);
     CHECK(mixed.decoding_alongside == 0);
     CHECK(mixed.engine_seconds == Approx(apart.engine_seconds));
-    // A 128-token prompt alone: max(4.794 ms weight read, 4.470 ms of GEMMs) + its attention.
-    CHECK(apart.engine_seconds ==
-          Approx(weight_read + prompt_attention / 4).epsilon(1e-9));
+    // A 128-token prompt alone: its GEMMs, 2·6,979,846,144·128 FLOP at 128 / 152.97 =
+    // 0.83677 of the rate and the logits' 2·525,336,576 at 1 / 25.97, 5.407 ms, now above the
+    // 4.794 ms weight read; then its attention.
+    const double gemm = (2 * 6979846144.0 * 128 / (128.0 / (128 + 24.97)) +
+                         2 * 525336576.0 / (1.0 / (1 + 24.97))) /
+                        400e12;
+    CHECK(gemm * 1e3 == Approx(5.407).epsilon(1e-3));
+    CHECK(apart.engine_seconds == Approx(gemm + prompt_attention / 4).epsilon(1e-9));
   }
 }
 

@@ -166,7 +166,7 @@ TEST_CASE("A serving prediction on the catalog's figures quotes the measured err
   cli_harness::Run r = cli_harness::run({"memory", file});
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("Error of this serving model on 2822 published measurements"));
-  CHECK_THAT(r.out, Catch::Contains("time per output token 17.0 % median (865 records)"));
+  CHECK_THAT(r.out, Catch::Contains("time per output token 16.1 % median (865 records)"));
   r = cli_harness::run({"plan", file, "--no-thresholds", "--format", "json"});
   REQUIRE(r.code == 0);
   CHECK(json::parse(r.out).at("accuracy").at("ttft").at("records") == 933);

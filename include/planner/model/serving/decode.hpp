@@ -7,6 +7,7 @@
 #include "planner/inputs/plan.hpp"
 #include "planner/inputs/workload.hpp"
 #include "planner/model/collectives.hpp"
+#include "planner/model/gemm_rows.hpp"
 #include "planner/model/memory.hpp"
 #include "planner/model/placement.hpp"
 #include "planner/model/serving/expert_serving.hpp"
@@ -87,9 +88,13 @@ struct DecodeStep {
   const double tp = static_cast<double>(p.tp);
   const double gemm_params = stage_layer_params(m, p) + static_cast<double>(m.vocab) * h;
   const double gemm_flops = 2.0 * gemm_params * batch / tp;
-  t.flops = gemm_flops + 4.0 * h * context * batch * static_cast<double>(stage_layers(m, p)) / tp;
-  t.compute_seconds = stages * t.flops / flops_per_second;
-  t.gemm_seconds = stages * gemm_flops / flops_per_second;
+  const double attention_flops =
+      4.0 * h * context * batch * static_cast<double>(stage_layers(m, p)) / tp;
+  t.flops = gemm_flops + attention_flops;
+  // The GEMMs have one row per sequence, so a small batch runs them below the large-GEMM
+  // rate (gemm_rows.hpp; an MoE layer's experts see fewer rows each, not modelled).
+  t.gemm_seconds = stages * gemm_flops / (flops_per_second * gemm_row_share(batch));
+  t.compute_seconds = t.gemm_seconds + stages * attention_flops / flops_per_second;
   // A roofline per kernel class (Williams et al. 2009, applied operator by operator as in
   // LLM-Viewer, Yuan et al. 2024, arXiv 2402.16363, §3): the GEMMs stream the weights and the
   // attention kernels the cache, one after the other, so a step is the sum of the two

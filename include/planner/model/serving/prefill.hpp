@@ -7,6 +7,7 @@
 #include "planner/inputs/plan.hpp"
 #include "planner/inputs/workload.hpp"
 #include "planner/model/collectives.hpp"
+#include "planner/model/gemm_rows.hpp"
 #include "planner/model/memory.hpp"
 #include "planner/model/placement.hpp"
 #include "planner/model/serving/expert_serving.hpp"
@@ -34,6 +35,7 @@ namespace planner {
 /// Both split over tp.
 struct PrefillChunkFlops {
   double gemm = 0;
+  double logits = 0;  ///< of gemm, the output layer's: one row per prompt
   double attention = 0;
   [[nodiscard]] double total() const noexcept { return gemm + attention; }
 };
@@ -48,7 +50,8 @@ struct PrefillChunkFlops {
   const double e = static_cast<double>(end);
   PrefillChunkFlops f;
   f.gemm = 2.0 * stage_layer_params(m, p) * tokens / tp;
-  if (last_chunk) f.gemm += 2.0 * static_cast<double>(m.vocab) * h / tp;
+  if (last_chunk) f.logits = 2.0 * static_cast<double>(m.vocab) * h / tp;
+  f.gemm += f.logits;
   f.attention = 2.0 * h * (e * (e + 1.0) - b * (b + 1.0)) *
                 static_cast<double>(stage_layers(m, p)) / tp;
   return f;
@@ -60,7 +63,7 @@ struct PrefillTime {
   std::int64_t prompt_tokens = 0;
   std::int64_t chunks = 0;
   double flops = 0;              ///< per GPU of the largest stage, all chunks
-  double compute_seconds = 0;    ///< FLOPs at the compute dtype's effective rate
+  double compute_seconds = 0;    ///< FLOPs at the compute dtype's effective rate, GEMMs at their rows' share
   double memory_seconds = 0;     ///< weight and KV re-reads, one per chunk
   double kv_seconds = 0;         ///< of memory_seconds, the prompts' cache re-reads
   double gemm_seconds = 0;       ///< of compute_seconds, the GEMMs' (the rest is attention's)
@@ -104,8 +107,13 @@ struct PrefillTime {
     const std::int64_t end = std::min(t.prompt_tokens, begin + chunk);
     const PrefillChunkFlops f = prefill_chunk_flops(m, p, begin, end, end == t.prompt_tokens);
     const double flops = prompts * f.total();
-    const double compute = flops / flops_per_second;
-    const double gemm = prompts * f.gemm / flops_per_second;
+    // The layers' GEMMs have one row per prompt token, the logits' one per prompt: short
+    // prompts run them below the large-GEMM rate (gemm_rows.hpp).
+    const double rows = prompts * static_cast<double>(end - begin);
+    const double gemm =
+        prompts * ((f.gemm - f.logits) / gemm_row_share(rows) + f.logits / gemm_row_share(prompts)) /
+        flops_per_second;
+    const double compute = gemm + prompts * f.attention / flops_per_second;
     const double kv = prompts * kv_per_token * static_cast<double>(end) / kv_bandwidth;
     const double weights = weights_bytes / bandwidth;
     const double memory = weights + kv;
