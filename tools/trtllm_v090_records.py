@@ -4,13 +4,13 @@ the 'inference GPU cluster sizing' notebooks of github wbing520/ai-performance-e
 as dataset/trt_llm_0_9_0_dli.csv (commit 5a4d0c3; gptSessionBenchmark-style runs: a static
 batch of identical prompts prefilled together, then the decode steps together; first-token
 latency, token-to-token latency, total latency and throughput per row). The rows of the
-models and GPUs the planner's catalogs hold (Llama 2 7B, 13B, 70B, GPT-J 6B, Falcon 180B on A100
-SXM4 80GB, H100 SXM, H100 NVL, H200 and L40S; not GH200, L40, Mistral, Mixtral) at batch 1, 16
-and 256 (of 1-1,536; chosen before any was evaluated), pipeline 1, with every figure present,
+models and GPUs the planner's catalogs hold (Llama 2 7B, 13B, 70B, GPT-J 6B, Falcon 180B and
+Mistral 7B on A100 SXM4 80GB, H100 SXM, H100 NVL, H200 and L40S; not GH200, L40, nor Mixtral
+8x7B, whose fake-weight router, MODELS below, is not a Mixtral engine's) at batch 1, 16 and 256 (of 1-1,536; chosen before any was evaluated), pipeline 1, with every figure present,
 are copied unchanged into validation/serving/sources/trtllm-v0.9-dli.csv. Each row gives
 three records: first-token latency, token-to-token latency, throughput. Nothing is fitted.
 Usage: tools/trtllm_v090_records.py BUILD/planner [--dry-run]"""
-import csv, pathlib, sys
+import csv, json, pathlib, sys
 
 from record_files import write_serving
 from serving_records import reserve_for_kv_fraction
@@ -43,6 +43,21 @@ MODELS = {label: (short, LLAMA2_13B if short == "llama2-13b" else SHAPES[short][
           for label, short in [("GPTJ 6B", "gptj-6b"), ("LLaMA v2 7B", "llama2-7b"),
                                ("LLaMA v2 13B", "llama2-13b"), ("LLaMA v2 70B", "llama2-70b"),
                                ("Falcon 180B", "falcon-180b")]}
+
+
+def catalog_model(name):
+    """A model of the planner's catalog (data/models/<name>.json): its shape and source."""
+    doc = json.loads((ROOT / "data" / "models" / f"{name}.json").read_text())
+    shape = dict(doc["model"], seq_len=4096)
+    return name, shape, f"{doc['description']}: data/models/{name}.json ({doc['source']})"
+
+
+MODELS["Mistral 7B"] = catalog_model("mistral-7b")
+# Not Mixtral 8x7B: the file's runs use fake weights ("Use Fake Weight: Yes"), harmless for a
+# dense model but not for a router: at batch 16 its time per token on two H100s (7.8 ms) is
+# below what the experts balanced routing touches take to read (all eight, 46.7 GB per GPU,
+# 14 ms at the datasheet's 3.35 TB/s), so its tokens went to few experts and the rows do not
+# measure a Mixtral engine.
 
 
 def link(gpu, tp):
@@ -94,8 +109,9 @@ def xqa(model):
     that generation are for head size 128 with 8 query heads per KV head (cpp/tensorrt_llm/
     kernels/decoderMaskedMultiheadAttention/cubin/xqa_kernel_cubin.h lists only d_128 nqpkv_8
     single-token kernels), which Llama 2 70B has; Falcon 180B (head size 64, 29 query heads
-    per KV head) falls back to the masked multi-head attention kernel, one thread block per
-    query head. Models without grouped heads read the same either way."""
+    per KV head) and Mistral 7B (head size 128, 4 per KV head) fall back to the
+    masked multi-head attention kernel, one thread block per query head. Models without
+    grouped heads read the same either way."""
     shape = MODELS[model][1]
     return shape["hidden"] // shape["heads"] == 128 and shape["heads"] // shape["kv_heads"] == 8 \
         or shape["heads"] == shape["kv_heads"]

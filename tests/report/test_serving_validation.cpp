@@ -100,7 +100,7 @@ TEST_CASE("the calibration serving records are fitted to and reported apart",
           "[serving][validation][cli]") {
   // validation/serving/README.md: twelve single-node A100 records whose first token is a
   // compute-bound 2,048-token prefill fit data/gpus.json serving_efficiency; the summaries
-  // that are quoted count the other 2,822 alone.
+  // that are quoted count the other 3,020 alone.
   int calibration = 0, validation = 0;
   for (const auto& entry : std::filesystem::directory_iterator(serving_dir())) {
     if (entry.path().extension() != ".json") continue;
@@ -165,15 +165,15 @@ TEST_CASE("A serving prediction on the catalog's figures quotes the measured err
   std::ofstream(file) << scenario.dump();
   cli_harness::Run r = cli_harness::run({"memory", file});
   REQUIRE(r.code == 0);
-  CHECK_THAT(r.out, Catch::Contains("Error of this serving model on 2822 published measurements"));
-  CHECK_THAT(r.out, Catch::Contains("time per output token 16.1 % median (865 records)"));
+  CHECK_THAT(r.out, Catch::Contains("Error of this serving model on 3020 published measurements"));
+  CHECK_THAT(r.out, Catch::Contains("time per output token 15.3 % median (931 records)"));
   r = cli_harness::run({"plan", file, "--no-thresholds", "--format", "json"});
   REQUIRE(r.code == 0);
-  CHECK(json::parse(r.out).at("accuracy").at("ttft").at("records") == 933);
+  CHECK(json::parse(r.out).at("accuracy").at("ttft").at("records") == 999);
   for (const char* format : {"md", "html"}) {
     r = cli_harness::run({"plan", file, "--no-thresholds", "--format", format});
     REQUIRE(r.code == 0);
-    CHECK_THAT(r.out, Catch::Contains("Error of this serving model on 2822 published measurements"));
+    CHECK_THAT(r.out, Catch::Contains("Error of this serving model on 3020 published measurements"));
   }
   // The user's own bandwidth fraction: a number the records do not measure.
   scenario["workload"]["memory_bandwidth_efficiency"] = 0.7;
