@@ -214,12 +214,13 @@ TEST_CASE("plan quotes the accuracy for a catalog GPU at its fitted rate only",
                                     "--no-thresholds"});
   REQUIRE(q2.code == 0);
   // q2's recommendation shards with ZeRO-3 over 32 ranks of 64 H100s: the regime of the
-  // torchtitan, fms-fsdp and llm-foundry runs (16-bit, FSDP, 9-256 GPUs), whose row the first
-  // test checks against the records (49 runs, 11.5 % median, 36.1 % at worst, +2.8 % signed:
-  // the A100 runs read slow and the H100 runs without checkpointing fast, so no bias is named).
-  CHECK_THAT(q2.out, Catch::Contains("Error of this time model on 49 published runs of this "
-                                     "regime (16-bit, ZeRO-3 (FSDP), dense, 9-256 GPUs): 11.5 % "
-                                     "median, 36.1 % at worst (planner validate"));
+  // torchtitan, fms-fsdp, llm-foundry and KempnerForge runs (16-bit, FSDP, 9-256 GPUs), whose
+  // row the first test checks against the records (58 runs, 11.8 % median, 47.0 % at worst,
+  // +7.6 % signed, above half the median |error|, so the bias is named).
+  CHECK_THAT(q2.out, Catch::Contains("Error of this time model on 58 published runs of this "
+                                     "regime (16-bit, ZeRO-3 (FSDP), dense, 9-256 GPUs): 11.8 % "
+                                     "median, 47.0 % at worst, mostly predicting faster than "
+                                     "measured (planner validate"));
   // MFU's parenthesis names the rate it is against: H100-SXM's 989.4 TFLOP/s bf16 peak times
   // its fitted 0.5965 (data/gpus.json) = 590.2, printed 590 TFLOP/s of GEMMs.
   CHECK_THAT(q2.out, Catch::Contains("% of the 590 TFLOP/s GEMM rate)"));
@@ -229,7 +230,7 @@ TEST_CASE("plan quotes the accuracy for a catalog GPU at its fitted rate only",
           .out);
   CHECK(json.at("accuracy").at("regime") == "16-bit, ZeRO-3 (FSDP), dense, 9-256 GPUs");
   CHECK(json.at("accuracy").at("validated_regime") == true);
-  CHECK(json.at("accuracy").at("records") == 49);
+  CHECK(json.at("accuracy").at("records") == 58);
   // The pinned plan of `planner memory` carries it too.
   const auto pinned = cli_harness::run({"memory", "scenarios/q2-llama-3.1-70b-64-h100.json",
                                         "--tp", "8", "--zero", "1", "--sp", "on", "--flash", "on",
