@@ -13,7 +13,8 @@ import argparse
 from record_files import write_or_check
 
 COMMIT = "e9f91892905dc840f7048a01e8028083eb4033e7"
-BASE = f"https://github.com/KempnerInstitute/KempnerForge/blob/{COMMIT}/benchmarks/weak_scaling_160gpu"
+BASE = (f"https://github.com/KempnerInstitute/KempnerForge/blob/{COMMIT}/"
+        "benchmarks/weak_scaling_160gpu")
 SEQ = 4096
 
 # The bench script's model flags (weak_scaling_160gpu_bench.sh M13B / M70B): dim, layers,
@@ -47,9 +48,10 @@ def record(size, gpus, tok_s, repeats):
         "set": "validation",
         "family": f"kempnerforge-{size}-h200",
         "source": {
-            "citation": ("Kempner Institute, KempnerForge benchmarks/weak_scaling_160gpu/README.md, "
-                         "'Weak Scaling to 160 H200 GPUs (dense 13B / 70B)', 2026-06-30, git 3ad9d9a "
-                         f"(github KempnerInstitute/KempnerForge, commit {COMMIT})"),
+            "citation": ("Kempner Institute, KempnerForge benchmarks/weak_scaling_160gpu/"
+                         "README.md, 'Weak Scaling to 160 H200 GPUs (dense 13B / 70B)', "
+                         "2026-06-30, git 3ad9d9a (github KempnerInstitute/KempnerForge, commit "
+                         f"{COMMIT})"),
             "url": f"{BASE}/README.md",
             "location": (f"Results table, row '{size} | {gpus} | tp4_fsdp{dp}': tok/s {tok_s:,}"
                          + (f" (mean of {repeats} repeats)" if repeats > 1 else "")),

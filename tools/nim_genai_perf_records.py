@@ -3,9 +3,9 @@
 'inference GPU cluster sizing' notebooks of github wbing520/ai-performance-engineering ship as
 dataset/nim.csv (commit 0e25b2e, "pre-collected benchmarks", measured with GenAI-Perf): Llama 3
 8B and 70B Instruct on one node of A100 SXM4 80GB or H100 80GB HBM3, tp 1-8, fp16/bf16/fp8, six
-input/output lengths, a fixed number of concurrent clients sending identical requests. The rows at concurrency 1, 5, 25,
-100 and 250 (of the file's 1-250; chosen before any was evaluated, a log-spaced sweep) are
-copied unchanged into validation/serving/sources/nim-dli-genai-perf.csv; repeated runs of one
+input/output lengths, a fixed number of concurrent clients sending identical requests. The
+rows at concurrency 1, 5, 25, 100 and 250 (of the file's 1-250; chosen before any was
+evaluated, a log-spaced sweep) are copied unchanged into validation/serving/sources/nim-dli-genai-perf.csv; repeated runs of one
 setting are averaged. Each setting gives three records: mean time to first token, mean
 inter-token latency, output tokens/s. Nothing is fitted to them.
 Usage: tools/nim_genai_perf_records.py BUILD/planner [--dry-run]"""
@@ -111,8 +111,8 @@ def assumptions(gpu, tp, precision, words):
             "clients, each sending its next request when one finishes (closed loop), all "
             "started together (perf_analyzer, which GenAI-Perf drives, keeps N requests "
             "outstanding from the start: triton-inference-server/client src/c++/perf_analyzer/"
-            "docs/inference_load_modes.md, 'Concurrency Mode'), every request the same: synthetic prompts of the setting's "
-            "length with standard deviation 0 and exactly the setting's output tokens (the "
+            "docs/inference_load_modes.md, 'Concurrency Mode'), every request the same: "
+            "synthetic prompts of the setting's length with standard deviation 0 and exactly the setting's output tokens (the "
             "file's output counts equal it at the mean and p95), so the clients' requests "
             "start and end together round after round: closed_loop 'lockstep' (docs/model.md "
             "§8.4). " + words)

@@ -9,7 +9,7 @@ Usage: tools/trtllm_perf_overview_records.py BUILD/planner [--dry-run]"""
 import math, sys
 
 from record_files import write_serving
-from serving_records import evaluate
+from serving_records import reserve_for_kv_fraction
 
 COMMIT = "00f37686aa854010d68bcbd0f4ab000221541ca6"
 URL = (f"https://github.com/NVIDIA/TensorRT-LLM/blob/{COMMIT}/docs/source/performance/"
@@ -111,12 +111,7 @@ def scenario(planner, name, gpu, model, isl, osl, requests):
                      "kv_block_tokens": 32},
         "plan": {"tp": tp},
     }
-    # The KV cache takes KV_FRACTION of the memory free after the weights and the runtime's
-    # own (the planner's default reserve): the rest joins the reserve.
-    led = evaluate(planner, doc)["plan"]["memory"]
-    free = led["capacity"] - led["weights"] - led["reserve"]
-    doc["cluster"]["gpu"]["reserve"] = f"{(led['reserve'] + (1 - KV_FRACTION) * free) / 2**30:.3f} GiB"
-    return doc
+    return reserve_for_kv_fraction(planner, doc, KV_FRACTION)
 
 
 def assumptions(gpu, model, doc):

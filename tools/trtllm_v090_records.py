@@ -6,8 +6,9 @@ batch of identical prompts prefilled together, then the decode steps together; f
 latency, token-to-token latency, total latency and throughput per row). The rows of the
 models and GPUs the planner's catalogs hold (Llama 2 7B, 13B, 70B, GPT-J 6B, Falcon 180B and
 Mistral 7B on A100 SXM4 80GB, H100 SXM, H100 NVL, H200 and L40S; not GH200, L40, nor Mixtral
-8x7B, whose fake-weight router, MODELS below, is not a Mixtral engine's) at batch 1, 16 and 256 (of 1-1,536; chosen before any was evaluated), pipeline 1, with every figure present,
-are copied unchanged into validation/serving/sources/trtllm-v0.9-dli.csv. Each row gives
+8x7B, whose fake-weight router, MODELS below, is not a Mixtral engine's) at batch 1, 16 and
+256 (of 1-1,536; chosen before any was evaluated), pipeline 1, with every figure present, are
+copied unchanged into validation/serving/sources/trtllm-v0.9-dli.csv. Each row gives
 three records: first-token latency, token-to-token latency, throughput. Nothing is fitted.
 Usage: tools/trtllm_v090_records.py BUILD/planner [--dry-run]"""
 import csv, json, pathlib, sys

@@ -63,7 +63,8 @@ struct PrefillTime {
   std::int64_t prompt_tokens = 0;
   std::int64_t chunks = 0;
   double flops = 0;              ///< per GPU of the largest stage, all chunks
-  double compute_seconds = 0;    ///< FLOPs at the compute dtype's effective rate, GEMMs at their rows' share
+  /// FLOPs at the compute dtype's effective rate, the GEMMs at their rows' share (gemm_rows.hpp)
+  double compute_seconds = 0;
   double memory_seconds = 0;     ///< weight and KV re-reads, one per chunk
   double kv_seconds = 0;         ///< of memory_seconds, the prompts' cache re-reads
   double gemm_seconds = 0;       ///< of compute_seconds, the GEMMs' (the rest is attention's)
@@ -110,9 +111,10 @@ struct PrefillTime {
     // The layers' GEMMs have one row per prompt token, the logits' one per prompt: short
     // prompts run them below the large-GEMM rate (gemm_rows.hpp).
     const double rows = prompts * static_cast<double>(end - begin);
-    const double gemm =
-        prompts * ((f.gemm - f.logits) / gemm_row_share(rows) + f.logits / gemm_row_share(prompts)) /
-        flops_per_second;
+    const double gemm = prompts *
+                        ((f.gemm - f.logits) / gemm_row_share(rows) +
+                         f.logits / gemm_row_share(prompts)) /
+                        flops_per_second;
     const double compute = gemm + prompts * f.attention / flops_per_second;
     const double kv = prompts * kv_per_token * static_cast<double>(end) / kv_bandwidth;
     const double weights = weights_bytes / bandwidth;
